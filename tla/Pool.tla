@@ -1,0 +1,609 @@
+-------------------------------- MODULE Pool --------------------------------
+(***************************************************************************)
+(* The sleep/wake/shutdown/join protocol of the zap thread pool.           *)
+(*                                                                         *)
+(* One module describes two protocols, chosen by the constant Seed:        *)
+(*   Seed = FALSE  the protocol of the C++ port (src/zap/thread_pool.hpp); *)
+(*   Seed = TRUE   the protocol of the Zig original the port started from  *)
+(*                 (failed spawn only gives back its reservation, workers  *)
+(*                 leave at once on shutdown, join() drains nothing, the   *)
+(*                 threads are detached and released through a chain of    *)
+(*                 per-thread join events, Event.wake overwrites SHUTDOWN).*)
+(*                                                                         *)
+(* Granularity.  Every compare-and-swap loop on an atomic word is one      *)
+(* atomic action: a CAS that fails only reloads the word and retries, so   *)
+(* only the successful iteration changes anything, and it reads and writes *)
+(* the word in one indivisible step.  Loads that decide something on their *)
+(* own (notify's fast path, join's first check) are separate actions.      *)
+(* A wake (swap/CAS of the event word, then futex_wake) is two actions, as *)
+(* is a wait (CAS to WAITING, then futex_wait): the windows between them   *)
+(* are where the interesting races live.                                   *)
+(*                                                                         *)
+(* Tasks are abstracted to counters: the queues of the pool become one     *)
+(* bag of `queued` tasks that any worker may take (work stealing makes     *)
+(* every queued task reachable by every worker); a pop is exact (never     *)
+(* spuriously empty).  Idle tasks (drainIdleEvents) are not modelled.      *)
+(*                                                                         *)
+(* Procedures (notify, Event.wait, Event.wake) are modelled with one       *)
+(* frame per thread and per procedure kind, holding the arguments and the  *)
+(* return label; a frame is reset to its default on return so that states  *)
+(* differing only in dead locals are not told apart.                       *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    Workers,      \* worker slots; |Workers| is max_threads
+    Main,         \* the client thread: schedule^NTasks; shutdown; join
+    NTasks,       \* number of tasks the client schedules (one schedule each)
+    MaxFail,      \* how many OS thread spawns may fail in one behaviour
+    DoShutdown,   \* FALSE: the client never shuts down (to isolate liveness)
+    Seed,         \* TRUE: the seed protocol; FALSE: the fixed one
+    Mutation,     \* "none", or a deliberately broken variant of the fixed
+                  \* protocol (each shows that some property can fail):
+                  \*   "rerun"   re-run notify after a failed spawn even when
+                  \*             no worker is left;
+                  \*   "wakeany" wait() hands the waking role to whoever
+                  \*             consumes a notification;
+                  \*   "nocap"   notify spawns without checking max_threads;
+                  \*   "nowake"  notify marks a worker signaled but does not
+                  \*             call idle_event.notify()
+    WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
+                      \* old word was (see EvSwap); FALSE: only if it was WAITING
+
+ASSUME Main \notin Workers
+ASSUME NTasks \in Nat /\ MaxFail \in Nat
+ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
+ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake"}
+
+Threads  == Workers \cup {Main}
+MaxThreads == Cardinality(Workers)
+
+\* Pool states and event states.
+States   == {"pending", "signaled", "waking", "shutdown"}
+EMPTY    == "EMPTY"
+WAITING  == "WAITING"
+NOTIFIED == "NOTIFIED"
+SHUTDOWN == "SHUTDOWN"
+EvStates == {EMPTY, WAITING, NOTIFIED, SHUTDOWN}
+
+\* The pool's two events, plus (seed only) one join event per worker thread,
+\* named by the worker itself.
+Events == {"idle", "join"} \cup (IF Seed THEN Workers ELSE {})
+
+\* Who owns an event's memory: the pool, or the thread whose stack holds it.
+Owner(e) == IF e \in Workers THEN e ELSE "pool"
+
+VARIABLES
+    sync,       \* the Sync word: [idle, spawned, notified, state]
+    ev,         \* ev[e]: the state word of event e
+    sleepers,   \* sleepers[e]: threads blocked in futex_wait on event e
+    queued,     \* tasks sitting in some queue
+    scheduled,  \* tasks the client has pushed so far
+    ran,        \* tasks that have run to completion
+    holding,    \* holding[t]: t has popped a task and not yet run it
+    fails,      \* OS spawns that failed so far
+    pc,         \* program counter of every thread
+    waking,     \* waking[w]: w holds the "waking worker" role
+    isIdle,     \* isIdle[w]: wait()'s local is_idle (w counted itself in idle)
+    nf,         \* notify frame  [on, waking, spawn, ret]
+    wf,         \* Event.wait frame [e, acq, ret]
+    kf,         \* Event.wake frame [e, val, all, ret]
+    stack       \* seed only: the registered-threads stack (head = newest)
+
+vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
+          waking, isIdle, nf, wf, kf, stack>>
+
+NoNotify == [on |-> FALSE, waking |-> FALSE, spawn |-> TRUE, ret |-> "none"]
+NoWait   == [e |-> "none", acq |-> EMPTY, ret |-> "none"]
+NoWake   == [e |-> "none", val |-> NOTIFIED, all |-> FALSE, ret |-> "none"]
+
+-----------------------------------------------------------------------------
+(* Labels.  Worker labels start with w_, client labels with m_, the notify *)
+(* procedure with n_, Event.wait with ew_, Event.wake with ek_.           *)
+
+WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_run", "w_sweep",
+                 "w_unreg", "w_jwait", "w_jnext", "exited"}
+MainLabels   == {"m_sched", "m_shutdown", "m_join", "m_join2",
+                 "m_drain", "m_pjoin", "m_chain", "m_idle", "done"}
+NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail"}
+WaitLabels   == {"ew_loop", "ew_futex", "ew_sleep"}
+WakeLabels   == {"ek_swap", "ek_futex"}
+Labels == WorkerLabels \cup MainLabels \cup NotifyLabels \cup WaitLabels
+          \cup WakeLabels
+
+TypeOK ==
+    /\ sync \in [idle : 0..MaxThreads, spawned : 0..MaxThreads,
+                 notified : BOOLEAN, state : States]
+    /\ ev \in [Events -> EvStates]
+    /\ sleepers \in [Events -> SUBSET Threads]
+    /\ queued \in 0..NTasks /\ scheduled \in 0..NTasks /\ ran \in 0..NTasks
+    /\ holding \in [Threads -> BOOLEAN]
+    /\ fails \in 0..MaxFail
+    /\ pc \in [Threads -> Labels]
+    /\ waking \in [Workers -> BOOLEAN]
+    /\ isIdle \in [Workers -> BOOLEAN]
+    /\ nf \in [Threads -> [on : BOOLEAN, waking : BOOLEAN, spawn : BOOLEAN,
+                           ret : Labels \cup {"none"}]]
+    /\ wf \in [Threads -> [e : Events \cup {"none"}, acq : EvStates,
+                           ret : Labels \cup {"none"}]]
+    /\ kf \in [Threads -> [e : Events \cup {"none"}, val : EvStates,
+                           all : BOOLEAN, ret : Labels \cup {"none"}]]
+    /\ stack \in Seq(Workers)
+
+-----------------------------------------------------------------------------
+Init ==
+    /\ sync = [idle |-> 0, spawned |-> 0, notified |-> FALSE, state |-> "pending"]
+    /\ ev = [e \in Events |-> EMPTY]
+    /\ sleepers = [e \in Events |-> {}]
+    /\ queued = 0 /\ scheduled = 0 /\ ran = 0
+    /\ holding = [t \in Threads |-> FALSE]
+    /\ fails = 0
+    /\ pc = [t \in Threads |-> IF t = Main THEN "m_sched" ELSE "unborn"]
+    /\ waking = [w \in Workers |-> FALSE]
+    /\ isIdle = [w \in Workers |-> FALSE]
+    /\ nf = [t \in Threads |-> NoNotify]
+    /\ wf = [t \in Threads |-> NoWait]
+    /\ kf = [t \in Threads |-> NoWake]
+    /\ stack = <<>>
+
+\* Helpers to "call" a procedure: set the frame and jump to its entry label.
+CallNotify(t, isWaking, ret) ==
+    /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> isWaking,
+                                spawn |-> TRUE, ret |-> ret]]
+    /\ pc' = [pc EXCEPT ![t] = "n_fast"]
+
+\* Event.wait(e); returns to ret.
+CallWait(t, e, ret) ==
+    /\ wf' = [wf EXCEPT ![t] = [e |-> e, acq |-> EMPTY, ret |-> ret]]
+    /\ pc' = [pc EXCEPT ![t] = "ew_loop"]
+
+\* Event.notify(e) (wake one) or Event.shutdown(e) (wake all).
+CallWake(t, e, val, ret) ==
+    /\ kf' = [kf EXCEPT ![t] = [e |-> e, val |-> val, all |-> (val = SHUTDOWN),
+                                ret |-> ret]]
+    /\ pc' = [pc EXCEPT ![t] = "ek_swap"]
+
+Goto(t, l) == pc' = [pc EXCEPT ![t] = l]
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Event (src/zap/event.hpp).                                              *)
+(***************************************************************************)
+
+\* wait(): one turn of the loop, deciding on the word just read.
+EvLoop(t) ==
+    LET e == wf[t].e  s == ev[e] IN
+    /\ pc[t] = "ew_loop"
+    /\ CASE s = SHUTDOWN ->                      \* shut down: return
+              /\ Goto(t, wf[t].ret) /\ wf' = [wf EXCEPT ![t] = NoWait]
+              /\ UNCHANGED ev
+         [] s = NOTIFIED ->                      \* take it (CAS)
+              /\ ev' = [ev EXCEPT ![e] = wf[t].acq]
+              /\ Goto(t, wf[t].ret) /\ wf' = [wf EXCEPT ![t] = NoWait]
+         [] s = WAITING ->
+              /\ Goto(t, "ew_futex") /\ UNCHANGED <<ev, wf>>
+         [] OTHER ->                             \* EMPTY: CAS to WAITING
+              /\ ev' = [ev EXCEPT ![e] = WAITING]
+              /\ Goto(t, "ew_futex") /\ UNCHANGED wf
+    /\ UNCHANGED <<sleepers, kf>>
+
+\* futex_wait(word, WAITING): sleeps only if the word still is WAITING.
+EvFutexWait(t) ==
+    LET e == wf[t].e IN
+    /\ pc[t] = "ew_futex"
+    /\ IF ev[e] = WAITING
+         THEN /\ sleepers' = [sleepers EXCEPT ![e] = @ \cup {t}]
+              /\ Goto(t, "ew_sleep") /\ UNCHANGED wf
+         ELSE /\ Goto(t, "ew_loop") /\ UNCHANGED sleepers
+              /\ wf' = [wf EXCEPT ![t].acq = WAITING]
+    /\ UNCHANGED <<ev, kf>>
+
+\* Back from futex_wait after a futex_wake took us off the queue.
+EvWoken(t) ==
+    /\ pc[t] = "ew_sleep" /\ t \notin sleepers[wf[t].e]
+    /\ Goto(t, "ew_loop")
+    /\ wf' = [wf EXCEPT ![t].acq = WAITING]
+    /\ UNCHANGED <<ev, sleepers, kf>>
+
+\* A spurious wake-up: the kernel returns from futex_wait on its own.
+\* Never given fairness, so no liveness property may depend on it.
+Spurious(t) ==
+    /\ pc[t] = "ew_sleep" /\ t \in sleepers[wf[t].e]
+    /\ sleepers' = [sleepers EXCEPT ![wf[t].e] = @ \ {t}]
+    /\ UNCHANGED <<sync, ev, queued, scheduled, ran, holding, fails, pc,
+                   waking, isIdle, nf, wf, kf, stack>>
+
+\* wake(post, n), first half.  Fixed: CAS loop that leaves SHUTDOWN alone.
+\* Seed: unconditional swap.  The futex is called if the old word was
+\* WAITING; with WakeAllOnShutdown, a shutdown() that changed the word calls
+\* it in any case: a sleeper may remain on the futex while the word reads
+\* NOTIFIED (another sleeper was woken for it and has not taken it yet).
+EvSwap(t) ==
+    LET e == kf[t].e  old == ev[e]
+        callFutex == \/ old = WAITING
+                     \/ WakeAllOnShutdown /\ kf[t].val = SHUTDOWN /\ old # SHUTDOWN
+    IN
+    /\ pc[t] = "ek_swap"
+    /\ IF ~Seed /\ old = SHUTDOWN
+         THEN UNCHANGED ev
+         ELSE ev' = [ev EXCEPT ![e] = kf[t].val]
+    /\ IF callFutex
+         THEN Goto(t, "ek_futex") /\ UNCHANGED kf
+         ELSE Goto(t, kf[t].ret) /\ kf' = [kf EXCEPT ![t] = NoWake]
+    /\ UNCHANGED <<sleepers, wf>>
+
+\* wake(), second half: futex_wake(word, n).
+EvFutexWake(t) ==
+    LET e == kf[t].e IN
+    /\ pc[t] = "ek_futex"
+    /\ IF kf[t].all \/ sleepers[e] = {}
+         THEN sleepers' = [sleepers EXCEPT ![e] = {}]
+         ELSE \E s \in sleepers[e] : sleepers' = [sleepers EXCEPT ![e] = @ \ {s}]
+    /\ Goto(t, kf[t].ret) /\ kf' = [kf EXCEPT ![t] = NoWake]
+    /\ UNCHANGED <<ev, wf>>
+
+EventStep(t) == EvLoop(t) \/ EvFutexWait(t) \/ EvWoken(t) \/ EvSwap(t)
+                \/ EvFutexWake(t)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* notify(is_waking) and its slow path (thread_pool.hpp: notify,           *)
+(* notify_slow, spawn failure).                                            *)
+(***************************************************************************)
+
+NotifyReturn(t) ==
+    /\ Goto(t, nf[t].ret) /\ nf' = [nf EXCEPT ![t] = NoNotify]
+
+\* Fast path: a schedule() that sees `notified` already set leaves it to
+\* whoever will consume that notification.
+NFast(t) ==
+    /\ pc[t] = "n_fast"
+    /\ IF ~nf[t].waking /\ sync.notified
+         THEN NotifyReturn(t)
+         ELSE Goto(t, "n_slow") /\ UNCHANGED nf
+    /\ UNCHANGED <<sync, waking, kf, fails>>
+
+\* Slow path: one successful CAS (or a return decided on a fresh load).
+NSlow(t) ==
+    LET s == sync
+        w == nf[t].waking
+        canWake == w \/ s.state = "pending"
+        n == [s EXCEPT !.notified = TRUE]
+        dropRole == IF t \in Workers THEN waking' = [waking EXCEPT ![t] = FALSE]
+                                     ELSE UNCHANGED waking
+    IN
+    /\ pc[t] = "n_slow"
+    /\ UNCHANGED fails
+    /\ CASE s.state = "shutdown" ->
+              NotifyReturn(t) /\ dropRole /\ UNCHANGED <<sync, kf>>
+         [] canWake /\ s.idle > 0 ->              \* wake an idle worker
+              /\ sync' = [n EXCEPT !.state = "signaled"]
+              /\ dropRole
+              /\ IF Mutation = "nowake"
+                   THEN NotifyReturn(t) /\ UNCHANGED kf
+                   ELSE /\ CallWake(t, "idle", NOTIFIED, nf[t].ret)
+                        /\ nf' = [nf EXCEPT ![t] = NoNotify]
+         [] canWake /\ (s.spawned < MaxThreads \/ Mutation = "nocap")
+                    /\ nf[t].spawn ->                    \* spawn one
+              /\ sync' = [n EXCEPT !.state = "signaled", !.spawned = @ + 1]
+              /\ dropRole
+              /\ Goto(t, "n_spawn") /\ UNCHANGED <<nf, kf>>
+         [] w ->                                   \* nobody to pass the role to
+              /\ sync' = [n EXCEPT !.state = "pending"]
+              /\ dropRole
+              /\ NotifyReturn(t) /\ UNCHANGED kf
+         [] s.notified ->                          \* already notified
+              NotifyReturn(t) /\ UNCHANGED <<sync, waking, kf>>
+         [] OTHER ->                               \* just post the notification
+              /\ sync' = n
+              /\ NotifyReturn(t) /\ UNCHANGED <<waking, kf>>
+
+\* The OS thread spawn, after the reservation: succeeds (the thread starts
+\* in some unused slot) or fails (at most MaxFail times per behaviour).
+NSpawn(t) ==
+    /\ pc[t] = "n_spawn"
+    /\ \/ /\ \E w \in Workers :
+               /\ pc[w] = "unborn"
+               /\ pc' = [pc EXCEPT ![t] = nf[t].ret, ![w] = "w_start"]
+          /\ nf' = [nf EXCEPT ![t] = NoNotify]
+          /\ UNCHANGED <<sync, fails, kf>>
+       \/ /\ fails < MaxFail
+          /\ fails' = fails + 1
+          /\ IF Seed
+               THEN \* unregister(null): give back the reservation, nothing else
+                    /\ sync' = [sync EXCEPT !.spawned = @ - 1]
+                    /\ IF sync.state = "shutdown" /\ sync.spawned = 1
+                         THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
+                              /\ nf' = [nf EXCEPT ![t] = NoNotify]
+                         ELSE NotifyReturn(t) /\ UNCHANGED kf
+               ELSE /\ Goto(t, "n_fail") /\ UNCHANGED <<sync, nf, kf>>
+    /\ UNCHANGED waking
+
+\* Fixed protocol: undo a failed spawn.  Give back the reservation, undo the
+\* signal it posted, and if no worker is left to consume `notified` clear it
+\* too; then either wake the joiner (shut down, last one) or, if a worker
+\* is left, run the slow path again without spawning so that an idle worker
+\* is woken instead.  With no worker left there is nobody to wake, and a
+\* re-run would set `notified` again with nobody to consume it: every later
+\* schedule() would then stop at the fast path (Mutation "rerun"
+\* models that broken variant).
+NFail(t) ==
+    LET s == sync
+        n1 == [s EXCEPT !.spawned = @ - 1,
+                        !.state = IF @ = "signaled" THEN "pending" ELSE @]
+        n2 == IF n1.spawned = 0 THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
+    IN
+    /\ pc[t] = "n_fail"
+    /\ UNCHANGED fails
+    /\ sync' = n2
+    /\ IF s.state = "shutdown"
+         THEN IF s.spawned = 1
+                THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
+                     /\ nf' = [nf EXCEPT ![t] = NoNotify]
+                ELSE NotifyReturn(t) /\ UNCHANGED kf
+         ELSE IF n2.spawned = 0 /\ Mutation # "rerun"
+                THEN NotifyReturn(t) /\ UNCHANGED kf
+                ELSE /\ nf' = [nf EXCEPT ![t].waking = FALSE, ![t].spawn = FALSE]
+                     /\ Goto(t, "n_slow") /\ UNCHANGED kf
+    /\ UNCHANGED waking
+
+NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Worker thread (thread_pool.hpp: worker main loop, wait, unregister).    *)
+(***************************************************************************)
+
+\* Thread start: register (seed: push onto the threads stack).
+WStart(w) ==
+    /\ pc[w] = "w_start"
+    /\ stack' = IF Seed THEN <<w>> \o stack ELSE stack
+    /\ Goto(w, "w_wait")
+    /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, nf, wf, kf>>
+
+\* wait(is_waking): one turn of the loop, on a freshly loaded Sync word.
+WWait(w) ==
+    LET s == sync IN
+    /\ pc[w] = "w_wait"
+    /\ CASE s.state = "shutdown" ->               \* error.Shutdown
+              /\ Goto(w, IF Seed THEN "w_unreg" ELSE "w_sweep")
+              /\ waking' = [waking EXCEPT ![w] = FALSE]
+              /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
+              /\ UNCHANGED <<sync, wf>>
+         [] s.notified ->                          \* consume the notification
+              /\ sync' = [s EXCEPT !.notified = FALSE,
+                                   !.idle = IF isIdle[w] THEN @ - 1 ELSE @,
+                                   !.state = IF @ = "signaled" THEN "waking" ELSE @]
+              /\ waking' = [waking EXCEPT ![w] = @ \/ s.state = "signaled"
+                                                   \/ Mutation = "wakeany"]
+              /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
+              /\ Goto(w, "w_pop") /\ UNCHANGED wf
+         [] ~isIdle[w] ->                          \* count ourselves idle
+              /\ sync' = [s EXCEPT !.idle = @ + 1,
+                                   !.state = IF waking[w] THEN "pending" ELSE @]
+              /\ waking' = [waking EXCEPT ![w] = FALSE]
+              /\ isIdle' = [isIdle EXCEPT ![w] = TRUE]
+              /\ UNCHANGED <<pc, wf>>
+         [] OTHER ->                               \* sleep on the idle event
+              /\ CallWait(w, "idle", "w_wait")
+              /\ UNCHANGED <<sync, waking, isIdle>>
+    /\ UNCHANGED <<queued, ran, holding, stack, nf, kf>>
+
+\* pop(): take a task if there is one.  `pushed` (the steal moved more than
+\* one task into our buffer) is approximated by "tasks are left".  Then
+\* notify(is_waking) if pushed or waking, before running the task.
+WPop(w) ==
+    /\ pc[w] = "w_pop"
+    /\ IF queued > 0
+         THEN /\ queued' = queued - 1
+              /\ holding' = [holding EXCEPT ![w] = TRUE]
+              /\ IF queued > 1 \/ waking[w]
+                   THEN CallNotify(w, waking[w], "w_run")
+                   ELSE Goto(w, "w_run") /\ UNCHANGED nf
+         ELSE /\ Goto(w, "w_wait")
+              /\ UNCHANGED <<queued, holding, nf>>
+    /\ UNCHANGED <<sync, waking, isIdle, ran, stack, wf, kf>>
+
+\* Run the task we hold (is_waking is already false here).
+WRun(w) ==
+    /\ pc[w] = "w_run"
+    /\ ran' = ran + 1
+    /\ holding' = [holding EXCEPT ![w] = FALSE]
+    /\ Goto(w, "w_pop")
+    /\ UNCHANGED <<sync, waking, isIdle, queued, stack, nf, wf, kf>>
+
+\* Fixed protocol: after Shutdown, run whatever is still queued.
+WSweep(w) ==
+    /\ pc[w] = "w_sweep"
+    /\ IF queued > 0
+         THEN /\ queued' = queued - 1 /\ ran' = ran + 1
+              /\ UNCHANGED pc
+         ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran>>
+    /\ UNCHANGED <<sync, waking, isIdle, holding, stack, nf, wf, kf>>
+
+\* unregister: fetch_sub(one_spawned); the last one out after shutdown
+\* wakes the joiner.  Fixed: the thread then returns (joinable).
+\* Seed: it then waits on its own join event.
+WUnreg(w) ==
+    LET next == IF Seed THEN "w_jwait" ELSE "exited" IN
+    /\ pc[w] = "w_unreg"
+    /\ sync' = [sync EXCEPT !.spawned = @ - 1]
+    /\ IF sync.state = "shutdown" /\ sync.spawned = 1
+         THEN CallWake(w, "join", NOTIFIED, next)
+         ELSE Goto(w, next) /\ UNCHANGED kf
+    /\ UNCHANGED <<waking, isIdle, queued, ran, holding, stack, nf, wf>>
+
+\* Seed: block on our own join event until the chain reaches us.
+WJoinWait(w) ==
+    /\ pc[w] = "w_jwait"
+    /\ CallWait(w, w, "w_jnext")
+    /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, kf>>
+
+\* Seed: pass the join signal to the next registered thread, then exit
+\* (the Thread struct lives on this thread's stack and dies with it).
+NextOf(w) ==
+    LET i == CHOOSE i \in 1..Len(stack) : stack[i] = w IN
+    IF i < Len(stack) THEN stack[i + 1] ELSE "none"
+
+WJoinNext(w) ==
+    /\ pc[w] = "w_jnext"
+    /\ IF NextOf(w) # "none"
+         THEN CallWake(w, NextOf(w), NOTIFIED, "exited")
+         ELSE Goto(w, "exited") /\ UNCHANGED kf
+    /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, wf>>
+
+WorkerOwnStep(w) ==
+    \/ WStart(w) \/ WWait(w) \/ WPop(w) \/ WRun(w) \/ WSweep(w) \/ WUnreg(w)
+    \/ WJoinWait(w) \/ WJoinNext(w)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* The client thread: schedule each task, shutdown(), join().              *)
+(***************************************************************************)
+
+\* schedule(): push one task, then notify(false).
+MSched ==
+    /\ pc[Main] = "m_sched"
+    /\ IF scheduled < NTasks
+         THEN /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
+              /\ CallNotify(Main, FALSE, "m_sched")
+         ELSE /\ Goto(Main, IF DoShutdown THEN "m_shutdown" ELSE "m_idle")
+              /\ UNCHANGED <<queued, scheduled, nf>>
+    /\ UNCHANGED <<sync, kf, wf, ran>>
+
+\* shutdown(): one CAS, then shut the idle event down if anyone was idle.
+MShutdown ==
+    /\ pc[Main] = "m_shutdown"
+    /\ IF sync.state # "shutdown"
+         THEN /\ sync' = [sync EXCEPT !.state = "shutdown", !.notified = TRUE,
+                                      !.idle = 0]
+              /\ IF sync.idle > 0
+                   THEN CallWake(Main, "idle", SHUTDOWN, "m_join")
+                   ELSE Goto(Main, "m_join") /\ UNCHANGED kf
+         ELSE Goto(Main, "m_join") /\ UNCHANGED <<sync, kf>>
+    /\ UNCHANGED <<queued, scheduled, ran, wf, nf>>
+
+Joinable == sync.state = "shutdown" /\ sync.spawned = 0
+
+\* join(): wait until shut down with no worker left.  Fixed: re-check
+\* after every wake-up.  Seed: one wait (skipped if already joinable).
+MJoin ==
+    /\ pc[Main] = "m_join"
+    /\ IF Joinable
+         THEN Goto(Main, IF Seed THEN "m_chain" ELSE "m_drain") /\ UNCHANGED wf
+         ELSE CallWait(Main, "join", "m_join2")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf>>
+
+MJoin2 ==
+    /\ pc[Main] = "m_join2"
+    /\ Goto(Main, IF Seed THEN "m_chain" ELSE "m_join")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf>>
+
+\* Fixed: the joiner runs every task still queued.
+MDrain ==
+    /\ pc[Main] = "m_drain"
+    /\ IF queued > 0
+         THEN /\ queued' = queued - 1 /\ ran' = ran + 1
+              /\ UNCHANGED pc
+         ELSE Goto(Main, "m_pjoin") /\ UNCHANGED <<queued, ran>>
+    /\ UNCHANGED <<sync, scheduled, nf, kf, wf>>
+
+\* Fixed: pthread_join every worker thread that was started; blocks until
+\* each has returned.  After this join() returns and the pool may be freed.
+MPJoin ==
+    /\ pc[Main] = "m_pjoin"
+    /\ \A w \in Workers : pc[w] \in {"unborn", "exited"}
+    /\ Goto(Main, "done")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf>>
+
+\* Seed: notify the newest registered thread's join event and return.
+MChain ==
+    /\ pc[Main] = "m_chain"
+    /\ IF stack # <<>>
+         THEN CallWake(Main, Head(stack), NOTIFIED, "done")
+         ELSE Goto(Main, "done") /\ UNCHANGED kf
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, wf>>
+
+MainOwnStep ==
+    \/ MSched \/ MShutdown \/ MJoin \/ MJoin2 \/ MDrain \/ MPJoin \/ MChain
+
+-----------------------------------------------------------------------------
+\* Variables a step of one kind leaves alone.
+EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf, stack>>
+
+Step(t) ==
+    \/ EventStep(t) /\ UNCHANGED EvOnly
+    \/ NotifyStep(t) /\ UNCHANGED <<ev, sleepers, queued, scheduled, ran,
+                                   holding, isIdle, wf, stack>>
+    \/ t \in Workers /\ WorkerOwnStep(t)
+          /\ UNCHANGED <<ev, sleepers, scheduled, fails>>
+    \/ t = Main /\ MainOwnStep
+          /\ UNCHANGED <<ev, sleepers, holding, fails, waking, isIdle, stack>>
+
+\* Legitimate ends: everything joined, or (no shutdown) all asleep.
+Terminated ==
+    \/ pc[Main] = "done" /\ \A w \in Workers : pc[w] \in {"unborn", "exited"}
+    \/ pc[Main] = "m_idle" /\ \A w \in Workers : pc[w] \in {"unborn", "ew_sleep"}
+
+Next ==
+    \/ \E t \in Threads : Step(t)
+    \/ \E t \in Threads : Spurious(t)
+    \/ Terminated /\ UNCHANGED vars
+
+Fairness == \A t \in Threads : WF_vars(Step(t))
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Properties.                                                             *)
+(***************************************************************************)
+
+\* At most one worker holds the waking role, and only while the state says so.
+OneWaking ==
+    /\ Cardinality({w \in Workers : waking[w]}) <= 1
+    /\ \A w \in Workers : waking[w] => sync.state \in {"waking", "shutdown"}
+
+SpawnBound == sync.spawned <= MaxThreads
+
+\* Task accounting, and: once join() has returned every task has run.
+TaskConservation ==
+    queued + ran + Cardinality({t \in Threads : holding[t]}) = scheduled
+NoTaskLost == pc[Main] = "done" => ran = scheduled
+
+\* What memory a thread is about to touch with its next step.
+Touches(t) ==
+    CASE pc[t] \in WaitLabels -> {Owner(wf[t].e)}
+      [] pc[t] \in WakeLabels -> {Owner(kf[t].e)}
+      [] t \in Workers /\ pc[t] \in {"unborn", "exited", "w_jwait", "w_jnext"} -> {}
+      [] t \in Workers -> {"pool"}
+      [] OTHER -> {}
+
+\* No thread touches another thread's Event after that thread returned.
+EventSafety ==
+    \A t \in Threads : \A w \in Workers :
+        (w \in Touches(t) /\ w # t) => pc[w] # "exited"
+
+\* Nothing of the pool is touched after join() returned.
+PoolSafety ==
+    pc[Main] = "done" => \A t \in Workers : "pool" \notin Touches(t)
+
+\* Liveness.
+TasksEventuallyRun == \A k \in 1..NTasks : (scheduled >= k) ~> (ran >= k)
+
+JoinReturns ==
+    (sync.state = "shutdown") ~>
+        (pc[Main] = "done" /\ \A w \in Workers : pc[w] \in {"unborn", "exited"})
+
+Asleep(w) == pc[w] \in WaitLabels /\ wf[w].e = "idle"
+Awake(w)  == pc[w] \notin {"unborn", "exited"} /\ ~Asleep(w)
+
+\* If work is queued and every worker there is sleeping, one is woken (or the
+\* work is taken some other way, e.g. by the joiner's drain).
+SleeperWoken ==
+    ((queued > 0) /\ (\E w \in Workers : Asleep(w))
+                  /\ (\A w \in Workers : ~Awake(w)))
+      ~> (queued = 0 \/ \E w \in Workers : Awake(w))
+
+Symmetry == Permutations(Workers)
+=============================================================================
