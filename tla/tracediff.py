@@ -16,11 +16,13 @@ def states(text):
             continue
         if cur is None:
             continue
+        if not line.strip():
+            cur['last'] = None
         v = re.match(r'^/\\ (\w+) = (.*)$', line)
         if v:
             cur['last'] = v.group(1)
             cur['vars'][v.group(1)] = v.group(2).strip()
-        elif cur['last'] and line.strip():
+        elif cur['last'] and line[:1].isspace() and line.strip():
             cur['vars'][cur['last']] += ' ' + line.strip()
     if cur:
         yield cur

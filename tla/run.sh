@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Model-check every configuration of tla/Pool.tla with TLC and compare each
+# outcome with the expected one.
+#
+#   tla/run.sh            the default set (a few minutes on 2 cores)
+#   tla/run.sh --deep     also the large liveness configuration (slow)
+#   tla/run.sh MCSmall    only the named configuration(s)
+#
+# TLC is looked up as $TLA2TOOLS_JAR, then /opt/tla/tla2tools.jar, then a
+# `tlc` wrapper on PATH; without any of them the script prints SKIPPED and
+# exits 77 (ctest's SKIP_RETURN_CODE).  Exit status: 0 if every outcome was
+# the expected one, 1 otherwise.
+#
+# Expected outcomes: "pass", "invariant <Name>" (TLC must report that
+# invariant violated, exit code 12) or "temporal <Name>" (exit code 13; TLC
+# does not name the violated temporal property, so such configurations
+# check exactly one PROPERTY, and the script verifies that it is <Name>).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+workers=${TLC_WORKERS:-2}
+
+# name            expectation                 deep-only
+configs=(
+  "MCSmall                pass                        no"
+  "MCNoShutdown           pass                        no"
+  "MCLarge                pass                        no"
+  "MCLargeLive            pass                        yes"
+  "MCSeedSafe             pass                        no"
+  "MCSeedTaskLost         invariant:NoTaskLost        no"
+  "MCSeedEventSafety      invariant:EventSafety       no"
+  "MCSeedPoolSafety       invariant:PoolSafety        no"
+  "MCSeedStranded         temporal:TasksEventuallyRun no"
+  "MCSeedJoinHang         temporal:JoinReturns        no"
+  "MCMutNoWakeAll         temporal:JoinReturns        no"
+  "MCMutRerun             temporal:TasksEventuallyRun no"
+  "MCMutNoWake            temporal:SleeperWoken       no"
+  "MCMutWakeAny           invariant:OneWaking         no"
+  "MCMutNoCap             invariant:SpawnBound        no"
+)
+
+deep=no
+only=()
+for arg in "$@"; do
+  case "$arg" in
+    --deep) deep=yes ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) only+=("${arg%.cfg}") ;;
+  esac
+done
+
+# Locate TLC.
+tlc_cmd=()
+if [ -n "${TLA2TOOLS_JAR:-}" ] && [ -f "${TLA2TOOLS_JAR}" ]; then
+  tlc_cmd=(java -XX:+UseParallelGC -cp "$TLA2TOOLS_JAR" tlc2.TLC)
+elif [ -f /opt/tla/tla2tools.jar ]; then
+  tlc_cmd=(java -XX:+UseParallelGC -cp /opt/tla/tla2tools.jar tlc2.TLC)
+elif command -v tlc >/dev/null 2>&1; then
+  tlc_cmd=(tlc)
+fi
+if [ ${#tlc_cmd[@]} -eq 0 ]; then
+  echo "SKIPPED: TLC not found (set TLA2TOOLS_JAR, or install /opt/tla/tla2tools.jar)"
+  exit 77
+fi
+if [ "${tlc_cmd[0]}" = java ] && ! command -v java >/dev/null 2>&1; then
+  echo "SKIPPED: tla2tools.jar found but no java on PATH"
+  exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zap-tla.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# The property names listed under PROPERTY/PROPERTIES in a config.
+config_properties() {
+  awk '/^(PROPERTY|PROPERTIES)/{on=1; for(i=2;i<=NF;i++) print $i; next}
+       /^[A-Z]+/{on=0} on && NF {print $1}' "$1"
+}
+
+failures=0
+printf '%-20s %-30s %-9s %10s %6s %8s\n' config expected result distinct depth seconds
+for line in "${configs[@]}"; do
+  read -r name expect deeponly <<<"$line"
+  if [ ${#only[@]} -gt 0 ]; then
+    match=no
+    for o in "${only[@]}"; do [ "$o" = "$name" ] && match=yes; done
+    [ $match = yes ] || continue
+  elif [ "$deeponly" = yes ] && [ $deep = no ]; then
+    continue
+  fi
+  cfg="$here/$name.cfg"
+  out="$tmp/$name.out"
+  start=$(date +%s%N)
+  # TLC resolves the spec's module relative to the working directory.
+  (cd "$here" && "${tlc_cmd[@]}" -workers "$workers" -cleanup \
+      -metadir "$tmp/meta-$name" -config "$name.cfg" Pool.tla) >"$out" 2>&1
+  rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}')
+  distinct=$(sed -n 's/.* \([0-9][0-9]*\) distinct states found.*/\1/p' "$out" | tail -1)
+  depth=$(sed -n 's/^The depth of the complete state graph search is \([0-9]*\).*/\1/p' "$out" | tail -1)
+  [ -n "$depth" ] || depth=$(grep -c '^State [0-9]*:' "$out")  # trace length
+  case "$expect" in
+    pass)
+      if [ $rc -eq 0 ] && grep -q 'Model checking completed. No error has been found.' "$out"; then
+        result=ok
+      else
+        result=FAIL
+      fi ;;
+    invariant:*)
+      inv=${expect#invariant:}
+      if [ $rc -eq 12 ] && grep -q "^Error: Invariant $inv is violated" "$out"; then
+        result=ok
+      else
+        result=FAIL
+      fi ;;
+    temporal:*)
+      prop=${expect#temporal:}
+      props=$(config_properties "$cfg" | tr '\n' ' ')
+      if [ $rc -eq 13 ] && grep -q '^Error: Temporal properties were violated' "$out" \
+         && [ "$props" = "$prop " ]; then
+        result=ok
+      else
+        result=FAIL
+      fi ;;
+  esac
+  printf '%-20s %-30s %-9s %10s %6s %8s\n' "$name" "$expect" "$result" \
+    "${distinct:-?}" "${depth:-?}" "$secs"
+  if [ $result != ok ]; then
+    failures=$((failures + 1))
+    echo "---- TLC output of $name (exit code $rc), last 40 lines:"
+    tail -40 "$out"
+    echo "----"
+  fi
+done
+
+if [ $failures -gt 0 ]; then
+  echo "tla: $failures configuration(s) with an unexpected outcome"
+  exit 1
+fi
+echo "tla: all outcomes as expected"
+exit 0
