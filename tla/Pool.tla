@@ -331,7 +331,8 @@ NFail(t) ==
     LET s == sync
         n1 == [s EXCEPT !.spawned = @ - 1,
                         !.state = IF @ = "signaled" THEN "pending" ELSE @]
-        n2 == IF n1.spawned = 0 THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
+        n2 == IF n1.spawned = 0 /\ s.state # "shutdown"
+                THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
     IN
     /\ pc[t] = "n_fail"
     /\ UNCHANGED fails
@@ -471,15 +472,19 @@ MSched ==
               /\ UNCHANGED <<queued, scheduled, nf>>
     /\ UNCHANGED <<sync, kf, wf, ran>>
 
-\* shutdown(): one CAS, then shut the idle event down if anyone was idle.
+\* shutdown(): one CAS, then shut the idle event down if anyone was idle;
+\* fixed protocol: with no worker at all, notify the join event (a join()
+\* already waiting in another thread would otherwise never wake).
 MShutdown ==
     /\ pc[Main] = "m_shutdown"
     /\ IF sync.state # "shutdown"
          THEN /\ sync' = [sync EXCEPT !.state = "shutdown", !.notified = TRUE,
                                       !.idle = 0]
-              /\ IF sync.idle > 0
-                   THEN CallWake(Main, "idle", SHUTDOWN, "m_join")
-                   ELSE Goto(Main, "m_join") /\ UNCHANGED kf
+              /\ CASE sync.idle > 0 ->
+                        CallWake(Main, "idle", SHUTDOWN, "m_join")
+                   [] sync.spawned = 0 /\ ~Seed ->   \* no worker will notify join
+                        CallWake(Main, "join", NOTIFIED, "m_join")
+                   [] OTHER -> Goto(Main, "m_join") /\ UNCHANGED kf
          ELSE Goto(Main, "m_join") /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED <<queued, scheduled, ran, wf, nf>>
 
