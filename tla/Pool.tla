@@ -593,6 +593,11 @@ EventSafety ==
 PoolSafety ==
     pc[Main] = "done" => \A t \in Workers : "pool" \notin Touches(t)
 
+\* Once an event is shut down it stays shut down (event.hpp invariant E2):
+\* a shutdown() that is overwritten lets a later wait() sleep for ever.
+ShutdownSticky ==
+    [][\A e \in Events : ev[e] = SHUTDOWN => ev'[e] = SHUTDOWN]_ev
+
 \* Liveness.
 TasksEventuallyRun == \A k \in 1..NTasks : (scheduled >= k) ~> (ran >= k)
 

@@ -12,7 +12,8 @@
 # the expected one, 1 otherwise.
 #
 # Expected outcomes: "pass", "invariant <Name>" (TLC must report that
-# invariant violated, exit code 12) or "temporal <Name>" (exit code 13; TLC
+# invariant violated, exit code 12), "action <Name>" (an action property
+# [][A]_v, exit code 13, named by TLC) or "temporal <Name>" (exit code 13; TLC
 # does not name the violated temporal property, so such configurations
 # check exactly one PROPERTY, and the script verifies that it is <Name>).
 set -u
@@ -32,6 +33,7 @@ configs=(
   "MCSeedPoolSafety       invariant:PoolSafety        no"
   "MCSeedStranded         temporal:TasksEventuallyRun no"
   "MCSeedJoinHang         temporal:JoinReturns        no"
+  "MCSeedShutdownSticky   action:ShutdownSticky       no"
   "MCMutNoWakeAll         temporal:JoinReturns        no"
   "MCMutRerun             temporal:TasksEventuallyRun no"
   "MCMutNoWake            temporal:SleeperWoken       no"
@@ -108,6 +110,13 @@ for line in "${configs[@]}"; do
     invariant:*)
       inv=${expect#invariant:}
       if [ $rc -eq 12 ] && grep -q "^Error: Invariant $inv is violated" "$out"; then
+        result=ok
+      else
+        result=FAIL
+      fi ;;
+    action:*)
+      act=${expect#action:}
+      if [ $rc -eq 13 ] && grep -q "^Error: Action property $act is violated" "$out"; then
         result=ok
       else
         result=FAIL
