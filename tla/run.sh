@@ -39,6 +39,7 @@ configs=(
   "MCMutNoWake            temporal:SleeperWoken       no"
   "MCMutWakeAny           invariant:OneWaking         no"
   "MCMutNoCap             invariant:SpawnBound        no"
+  "MCMutNoCapType         invariant:TypeOK            no"
 )
 
 deep=no
