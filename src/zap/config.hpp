@@ -1,0 +1,28 @@
+// zap/config.hpp - how a pool is set up.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace zap {
+
+struct Config {
+    // Upper bound on worker threads; they are spawned lazily, as work
+    // arrives (or up front with warm()). 0 means the default. At most 16383
+    // (the Sync word's 14-bit counters); more throws std::invalid_argument.
+    std::uint32_t max_threads = std::max(1u, std::thread::hardware_concurrency());
+    // Stack bytes per worker, rounded up to what the OS accepts.
+    std::size_t stack_size = 4 << 20;
+    // Workers are named "<name> <n>" (Linux keeps the first 15 bytes).
+    std::string name = "zap";
+    // Runs on each worker before its first task, and after its last one.
+    // An exception escaping either calls std::terminate.
+    std::function<void()> on_thread_start = {};
+    std::function<void()> on_thread_exit = {};
+};
+
+}  // namespace zap

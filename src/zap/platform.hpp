@@ -1,0 +1,74 @@
+// zap/platform.hpp - the seam between the algorithm and the machine it runs on.
+//
+// Every template in src/zap/ takes a `Platform` parameter and touches shared
+// memory, futexes, threads and the thread-local only through it. The
+// production build instantiates StdPlatform (std_platform.hpp); the Relacy
+// model (model/), the chaos stress platform (stress/) and the test platforms
+// (tests/) instantiate the very same templates with their own Platform, so the
+// algorithm exists once.
+//
+// A Platform is a class with these static members (see StdPlatform for one):
+//
+//   template <class T> class Atomic;
+//       Atomic<T> a{init}; every operation names its memory order and takes a
+//       trailing `std::source_location loc = std::source_location::current()`
+//       so a model can report, or mutate, the exact call site:
+//         T    load(std::memory_order, loc) const
+//         void store(T, std::memory_order, loc)
+//         T    exchange(T, std::memory_order, loc)
+//         bool compare_exchange_weak(T& expected, T desired,
+//                                    std::memory_order success,
+//                                    std::memory_order failure, loc)
+//         bool compare_exchange_strong(...same...)
+//         T    fetch_add / fetch_sub / fetch_or / fetch_and (T, std::memory_order, loc)
+//
+//   template <class T> class Cell;
+//       A plain (non-atomic) field that more than one thread touches at
+//       different times, ordered by the atomics around it (list links, the
+//       queue's consumer cache). Production: a bare T. A model: a cell that
+//       reports data races.
+//         T    read(loc) const
+//         void write(T, loc)
+//
+//   static void fence(std::memory_order, loc);
+//   static void spin_hint() noexcept;
+//
+//   static bool futex_wait(Atomic<std::uint32_t>&, std::uint32_t expected,
+//                          const std::chrono::nanoseconds* timeout, loc);
+//       Sleeps while the atomic holds `expected`. May return spuriously.
+//       Returns false only when the timeout (if any) expired.
+//   static void futex_wake(Atomic<std::uint32_t>&, std::uint32_t count, loc);
+//
+//   using Thread = ...;   a joinable OS thread handle
+//   static bool   spawn(const ThreadOptions&, void* (*entry)(void*), void* arg) noexcept;
+//       Starts a joinable thread running entry(arg); false when the OS refused.
+//   static Thread this_thread() noexcept;          the handle of the calling thread
+//   static void   join(Thread) noexcept;           waits for that thread to exit
+//   static void   name_this_thread(const char*) noexcept;
+//
+//   static void* current_context() noexcept;        a per-thread pointer,
+//   static void  set_current_context(void*) noexcept;   null on new threads
+//
+//   static void* allocate(std::size_t size, std::size_t align);
+//   static void  deallocate(void*, std::size_t size, std::size_t align) noexcept;
+//
+//   static constexpr std::size_t   cache_line;      alignment that keeps hot
+//                                                   fields of different threads apart
+//   static constexpr std::uint32_t ring_capacity;   slots per worker ring (a power of two)
+//
+// Capacities are constants of the Platform so that a model can shrink them
+// (a ring of 2 to 4 slots makes overflow and wrap-around reachable in a few
+// steps) while production keeps the seed's 256.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zap {
+
+// What a Platform needs to start a worker thread.
+struct ThreadOptions {
+    std::size_t stack_size;  // bytes; the Platform rounds up to what the OS accepts
+};
+
+}  // namespace zap

@@ -1,0 +1,429 @@
+// zap/thread_pool.hpp - the pool: scheduling, sleeping and waking workers,
+// lazy spawning, shutdown and join.
+//
+// Protocol A - notify against wait (who wakes whom):
+//   A1. schedule() pushes the tasks (to the calling worker's ring or overflow
+//       queue, or to the global queue), then calls notify().
+//   A2. notify() fast path: a seq_cst fence, then a load of Sync. If
+//       `notified` is already set, some worker is bound to search again after
+//       this push (A5), so return. The fence pairs with the fence in A5: of
+//       the two fences, whichever comes second in the single total order sees
+//       the other side's write (our push, or the clearing of `notified`).
+//   A3. notify() slow path, one CAS (release) on Sync that sets `notified`
+//       and, when no worker is waking (state pending) or the caller is the
+//       waking worker handing its role on:
+//         - idle > 0: state = signaled, then the idle event is notified;
+//         - else spawned < max_threads: state = signaled, spawned += 1, then
+//           a thread is spawned (A7 if that fails);
+//       otherwise a waking worker that found nobody to hand on to sets the
+//       state back to pending.
+//   A4. A worker's run loop: wait(); then run what find() returns until it
+//       returns nothing. After taking its first task, a waking worker hands
+//       the role on with notify(is_waking) (A3), and so does any worker that
+//       moved extra tasks into its ring (others can steal them).
+//   A5. wait(): if `notified`, clear it with a CAS (acquire) - leaving
+//       `signaled` for `waking` if the signal was meant for a waker - then
+//       a seq_cst fence (pairs with A2) and return to searching. If not,
+//       count this worker idle (CAS: idle += 1; a waking worker that found
+//       nothing also sets the state back to pending), run its idle tasks,
+//       sleep on the idle event, and start over.
+//   A6. At most one worker is waking at any time (P1): only a CAS that sees
+//       state pending (or that is made by the waker itself) may signal, and
+//       the signal becomes `waking` in exactly one wait().
+//   A7. A failed spawn gives its reservation back (spawned -= 1), undoes the
+//       `signaled` it set, clears `notified` when no worker is left to
+//       consume it (so the next schedule() retries the spawn), and otherwise
+//       re-runs A3 with spawning disabled so an idle worker is woken instead.
+//       With no worker at all, the tasks wait for join()'s drain (B4).
+//
+// Protocol B - shutdown and join:
+//   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set, idle
+//       zeroed. If any worker was idle, the idle event is shut down (every
+//       sleeper wakes, now and later). If no worker was spawned, the join
+//       event is notified, since no worker will do it (B3).
+//   B2. A worker whose wait() sees shutdown sweeps: it runs whatever find()
+//       still returns, then its idle tasks, then on_thread_exit, then leaves.
+//   B3. Leaving (unregister): fetch_sub spawned (release). The worker that
+//       takes spawned to 0 after shutdown notifies the join event. It touches
+//       the pool after that fetch_sub, which is safe because join() joins
+//       its OS thread before returning (B5).
+//   B4. join(): wait (join event) until state is shutdown and spawned is 0,
+//       then reload Sync (acquire: every worker's writes happen before).
+//       Drain: run every task left in any queue or ring, on this thread,
+//       until a full pass finds nothing (tasks it runs may schedule more).
+//   B5. join() joins every worker's OS thread, then returns. From then on
+//       nothing touches the pool, so it may be destroyed (P3).
+//
+// Properties (checked by the models, tests and the TLA+ spec):
+//   P1 at most one waking worker;  P2 every task scheduled before shutdown()
+//   runs exactly once before join() returns;  P3 nothing touches the pool
+//   after join() returns;  P4 a task is never stranded while all workers
+//   sleep (some worker is awake, or signaled, or notified and bound to look).
+#pragma once
+
+#include <zap/assert.hpp>
+#include <zap/batch.hpp>
+#include <zap/config.hpp>
+#include <zap/event.hpp>
+#include <zap/platform.hpp>
+#include <zap/queue.hpp>
+#include <zap/sync.hpp>
+#include <zap/task.hpp>
+#include <zap/worker.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace zap {
+
+template <class Platform>
+class BasicThreadPool {
+public:
+    using Task = BasicTask<Platform>;
+    using Batch = BasicBatch<Platform>;
+
+    explicit BasicThreadPool(Config config = {})
+        : config_(std::move(config)), max_threads_(checked_max_threads(config_.max_threads)) {
+        workers_ = static_cast<Worker*>(Platform::allocate(sizeof(Worker) * max_threads_, alignof(Worker)));
+        for (std::uint32_t i = 0; i < max_threads_; ++i) new (&workers_[i]) Worker{};
+    }
+
+    // Runs every scheduled task (children included), then shuts down and joins.
+    ~BasicThreadPool() {
+        shutdown();
+        join();
+        for (std::uint32_t i = 0; i < max_threads_; ++i) workers_[i].~Worker();
+        Platform::deallocate(workers_, sizeof(Worker) * max_threads_, alignof(Worker));
+    }
+
+    BasicThreadPool(const BasicThreadPool&) = delete;
+    BasicThreadPool& operator=(const BasicThreadPool&) = delete;
+
+    void schedule(Task& task) noexcept { schedule(Batch(task)); }
+
+    // Protocol A1. Lock-free; callable from any thread. After shutdown() only
+    // tasks running on this pool may schedule (their children are part of
+    // the drain); anyone else violates the contract: debug builds abort,
+    // release builds run the batch on the calling thread, so nothing is lost.
+    void schedule(Batch batch) noexcept {
+        if (batch.empty()) return;
+        Context* context = own_context();
+        if (context == nullptr && load_sync().state == detail::State::shutdown) {
+            ZAP_ASSERT(false, "schedule() after shutdown() from a thread that is not running a task of this pool");
+            while (Task* task = batch.pop()) task->run();
+            return;
+        }
+        detail::List<Task> list = batch.take_list();
+        if (context != nullptr && context->worker != nullptr) {
+            Worker& worker = *context->worker;
+            if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
+        } else {
+            global_queue_.push(list);
+        }
+        notify();
+    }
+
+    // Queues an idle task on the calling worker: it runs when this worker has
+    // nothing else to do, just before it sleeps (or leaves at shutdown).
+    // Must be called from a task running on this pool's worker; elsewhere
+    // debug builds abort and release builds schedule it as an ordinary task.
+    void schedule_idle(Task& task) noexcept {
+        Context* context = own_context();
+        if (context == nullptr || context->worker == nullptr) {
+            ZAP_ASSERT(false, "schedule_idle() from a thread that is not a worker of this pool");
+            schedule(task);
+            return;
+        }
+        Batch one(task);
+        context->worker->idle_queue.push(one.take_list());
+    }
+
+    // Spawns workers now, up to min(count, max_threads()) in total.
+    void warm(std::uint32_t count) {
+        const std::uint32_t target = std::min(count, max_threads_);  // the seed compared against count - spawned
+        Sync sync = load_sync();
+        while (sync.spawned < target && sync.state != detail::State::shutdown) {
+            Sync reserved = sync;
+            reserved.spawned += 1;
+            if (!cas_sync(sync, reserved, std::memory_order_release)) continue;
+            if (!spawn_worker()) return;
+            sync = load_sync();
+        }
+    }
+
+    // Protocol B1. Idempotent; callable from any thread, tasks included.
+    void shutdown() noexcept {
+        Sync sync = load_sync();
+        while (sync.state != detail::State::shutdown) {
+            Sync closed = sync;
+            closed.notified = true;
+            closed.state = detail::State::shutdown;
+            closed.idle = 0;
+            // Orders every schedule() that happened before us ahead of the
+            // workers' and the joiner's acquire of Sync.
+            if (cas_sync(sync, closed, std::memory_order_acq_rel)) {
+                if (sync.idle > 0) idle_event_.shutdown();
+                if (sync.spawned == 0) join_event_.notify();  // no worker will (B3)
+                return;
+            }
+        }
+    }
+
+    // Protocol B4-B5. Waits for shutdown() (from any thread), runs what is
+    // left, joins the workers. Idempotent; not from a task of this pool.
+    void join() {
+        ZAP_ASSERT(own_context() == nullptr, "join() from a task of this pool would wait for itself");
+        if (joined_) return;
+        Sync sync = load_sync(std::memory_order_acquire);
+        while (sync.state != detail::State::shutdown || sync.spawned != 0) {
+            join_event_.wait();
+            // Synchronizes with every worker's release in unregister() (B4).
+            sync = load_sync(std::memory_order_acquire);
+        }
+        drain();
+        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by the acquire above
+        for (std::uint32_t i = 0; i < started; ++i) Platform::join(workers_[i].thread);
+        joined_ = true;
+    }
+
+    std::uint32_t max_threads() const noexcept { return max_threads_; }
+
+private:
+    using Sync = detail::Sync;
+    using Worker = detail::Worker<Platform>;
+    using Context = detail::Context<Platform>;
+    using Stole = typename Worker::Stole;
+
+    static std::uint32_t checked_max_threads(std::uint32_t requested) {
+        if (requested == 0) return Config{}.max_threads;
+        if (requested > Sync::max_count)
+            throw std::invalid_argument("zap::Config::max_threads is at most 16383 (14-bit counters in the Sync word)");
+        return requested;
+    }
+
+    Sync load_sync(std::memory_order order = std::memory_order_relaxed) const noexcept {
+        return Sync::decode(sync_.load(order));
+    }
+
+    // One CAS on the Sync word; on failure `expected` holds the fresh value.
+    bool cas_sync(Sync& expected, Sync desired, std::memory_order success) noexcept {
+        std::uint32_t word = expected.encode();
+        const bool ok =
+            sync_.compare_exchange_weak(word, desired.encode(), success, std::memory_order_relaxed);
+        if (!ok) expected = Sync::decode(word);
+        return ok;
+    }
+
+    // The calling thread's context if it belongs to this pool.
+    Context* own_context() const noexcept {
+        Context* context = Context::current();
+        return context != nullptr && context->pool == this ? context : nullptr;
+    }
+
+    // Protocol A2 (is_waking false) or A4's hand-over of the waking role.
+    void notify(bool is_waking = false) noexcept {
+        if (!is_waking) {
+            // Pairs with the fence in wait() (A5): either that worker's search
+            // sees our push, or we see `notified` cleared and take the slow path.
+            Platform::fence(std::memory_order_seq_cst);
+            if (load_sync().notified) return;
+        }
+        notify_slow(is_waking, true);
+    }
+
+    // Protocol A3 (and A7 with allow_spawn false).
+    void notify_slow(bool is_waking, bool allow_spawn) noexcept {
+        Sync sync = load_sync();
+        while (sync.state != detail::State::shutdown) {
+            ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
+            const bool can_wake = is_waking || sync.state == detail::State::pending;
+            const bool wake_idle = can_wake && sync.idle > 0;
+            const bool spawn = can_wake && !wake_idle && allow_spawn && sync.spawned < max_threads_;
+            Sync next = sync;
+            next.notified = true;
+            if (wake_idle || spawn) {
+                next.state = detail::State::signaled;
+                next.spawned += spawn ? 1 : 0;
+            } else if (is_waking) {
+                next.state = detail::State::pending;  // nobody to hand the role to
+            } else if (sync.notified) {
+                return;  // someone is bound to look already
+            }
+            // Publishes the caller's pushes to the acquire CAS in wait() (A5).
+            if (!cas_sync(sync, next, std::memory_order_release)) continue;
+            if (wake_idle) idle_event_.notify();
+            if (spawn) spawn_worker();
+            return;
+        }
+    }
+
+    // Protocol A5. False once the pool is shut down; otherwise sets is_waking
+    // to whether this worker is now the waking one.
+    bool wait(Worker& self, bool& is_waking) noexcept {
+        bool is_idle = false;
+        Sync sync = load_sync();
+        for (;;) {
+            if (sync.state == detail::State::shutdown) return false;
+            ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
+            if (sync.notified) {
+                Sync taken = sync;
+                taken.notified = false;
+                taken.idle -= is_idle ? 1 : 0;
+                if (sync.state == detail::State::signaled) taken.state = detail::State::waking;
+                // Synchronizes with the release CAS in notify_slow() (A3).
+                if (!cas_sync(sync, taken, std::memory_order_acquire)) continue;
+                // Pairs with the fence in notify() (A2).
+                Platform::fence(std::memory_order_seq_cst);
+                is_waking = is_waking || sync.state == detail::State::signaled;
+                return true;
+            }
+            if (!is_idle) {
+                Sync counted = sync;
+                counted.idle += 1;
+                if (is_waking) counted.state = detail::State::pending;
+                // Announces a sleeper to notify_slow(); publishes nothing.
+                if (!cas_sync(sync, counted, std::memory_order_relaxed)) continue;
+                is_waking = false;
+                is_idle = true;
+                continue;  // `sync` still holds the value before our CAS: not notified
+            }
+            self.run_idle_tasks();
+            idle_event_.wait();
+            sync = load_sync();  // the event's acquire ordered this after the notifier's CAS
+        }
+    }
+
+    // Reserved spawned slot -> OS thread. False (after A7) when the OS refused.
+    bool spawn_worker() noexcept {
+        if (Platform::spawn(ThreadOptions{config_.stack_size}, &worker_main, this)) return true;
+        spawn_failed();
+        return false;
+    }
+
+    // Protocol A7.
+    void spawn_failed() noexcept {
+        Sync sync = load_sync();
+        Sync undone;
+        do {
+            undone = sync;
+            undone.spawned -= 1;
+            if (sync.state == detail::State::signaled) undone.state = detail::State::pending;
+            if (undone.spawned == 0 && sync.state != detail::State::shutdown) undone.notified = false;
+            // Release: part of the release sequence join() acquires (B4).
+        } while (!cas_sync(sync, undone, std::memory_order_release));
+        if (sync.state == detail::State::shutdown) {
+            if (undone.spawned == 0) join_event_.notify();
+        } else if (undone.spawned > 0) {
+            notify_slow(false, false);
+        }
+    }
+
+    static void* worker_main(void* pool) noexcept {
+        static_cast<BasicThreadPool*>(pool)->run_worker();
+        return nullptr;
+    }
+
+    // Protocol A4, then B2-B3.
+    void run_worker() noexcept {
+        // At most max_threads workers ever start: spawned <= max_threads, and
+        // a worker only gives its slot back after shutdown, when no new
+        // reservation can be made.
+        const std::uint32_t index = registered_.fetch_add(1, std::memory_order_relaxed);  // a counter only
+        ZAP_ASSERT(index < max_threads_, "internal: more workers started than max_threads");
+        Worker& self = workers_[index];
+        self.thread = Platform::this_thread();
+        self.context = Context{this, &self, &run_one};
+        Platform::set_current_context(&self.context);
+        Platform::name_this_thread((config_.name + " " + std::to_string(index)).c_str());
+        if (config_.on_thread_start) config_.on_thread_start();
+
+        bool is_waking = false;
+        Stole found;
+        while (wait(self, is_waking)) {
+            while (find(self, found)) {
+                if (found.pushed || is_waking) notify(is_waking);
+                is_waking = false;
+                found.task->run();
+            }
+        }
+        while (find(self, found)) found.task->run();  // B2: help drain
+        self.run_idle_tasks();
+
+        if (config_.on_thread_exit) config_.on_thread_exit();
+        Platform::set_current_context(nullptr);
+        unregister();
+    }
+
+    bool find(Worker& self, Stole& found) noexcept {
+        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
+        return self.find(global_queue_, workers_, started, found);
+    }
+
+    // Protocol B3.
+    void unregister() noexcept {
+        // Release: join() acquires every worker's writes through this (B4).
+        const Sync before = Sync::decode(sync_.fetch_sub(Sync::one_spawned, std::memory_order_release));
+        ZAP_ASSERT(before.spawned > 0, "internal: unregister without a spawned worker");
+        if (before.state == detail::State::shutdown && before.spawned == 1) join_event_.notify();
+    }
+
+    // Protocol B4: runs every task left anywhere, as the pool's last thread.
+    void drain() noexcept {
+        Context drainer{this, nullptr, &run_one};
+        void* const outer = Platform::current_context();
+        Platform::set_current_context(&drainer);
+        while (Task* task = take_leftover()) task->run();
+        Platform::set_current_context(outer);
+    }
+
+    Task* take_leftover() noexcept {
+        if (Task* task = take_one(global_queue_)) return task;
+        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by join()'s acquire
+        for (std::uint32_t i = 0; i < started; ++i) {
+            Worker& worker = workers_[i];
+            if (Task* task = worker.run_buffer.pop()) return task;  // its owner has left: we own it now
+            if (Task* task = take_one(worker.run_queue)) return task;
+            if (Task* task = take_one(worker.idle_queue)) return task;
+        }
+        return nullptr;
+    }
+
+    static Task* take_one(detail::Queue<Platform>& queue) noexcept {
+        Task* cursor = nullptr;
+        if (!queue.try_acquire_consumer(cursor)) return nullptr;
+        Task* task = queue.pop(cursor);
+        queue.release_consumer(cursor);
+        return task;
+    }
+
+    // Context::run_one: one step of helping for WaitGroup::wait.
+    static bool run_one(Context& context) noexcept {
+        auto& pool = *static_cast<BasicThreadPool*>(const_cast<void*>(context.pool));
+        if (context.worker == nullptr) {
+            Task* task = pool.take_leftover();
+            if (task != nullptr) task->run();
+            return task != nullptr;
+        }
+        Stole found;
+        if (!pool.find(*context.worker, found)) return false;
+        if (found.pushed) pool.notify();
+        found.task->run();
+        return true;
+    }
+
+    Config config_;
+    std::uint32_t max_threads_;
+    Worker* workers_ = nullptr;
+    bool joined_ = false;  // the joining thread's own
+    alignas(Platform::cache_line) typename Platform::template Atomic<std::uint32_t> sync_{0};
+    typename Platform::template Atomic<std::uint32_t> registered_{0};
+    detail::Event<Platform> idle_event_;
+    detail::Event<Platform> join_event_;
+    alignas(Platform::cache_line) detail::Queue<Platform> global_queue_;
+};
+
+}  // namespace zap

@@ -1,0 +1,82 @@
+// zap/worker.hpp - one worker thread's queues, and where it looks for work.
+//
+// Each worker owns:
+//   run_buffer  the 256-slot ring (buffer.hpp) that its own schedule() calls
+//               fill and that other workers steal half of;
+//   run_queue   the unbounded queue (queue.hpp) that takes what overflows
+//               the ring;
+//   idle_queue  idle tasks: run by this worker just before it goes to sleep.
+//
+// Search order (find): own ring, own overflow queue, the pool's global
+// queue, then every worker in turn (its overflow queue, then half of its
+// ring). A search can miss work that is there (a queue whose consumer lock is
+// held by someone else looks empty); the pool's notify protocol makes sure
+// that whoever holds it wakes another worker when it leaves work behind.
+//
+// Worker objects live in an array the pool allocates up front, not on the
+// worker threads' stacks as in the seed: a thief may read any worker's ring
+// until the pool is joined, and the array lives exactly that long.
+#pragma once
+
+#include <zap/buffer.hpp>
+#include <zap/queue.hpp>
+#include <zap/task.hpp>
+
+#include <cstdint>
+
+namespace zap::detail {
+
+template <class Platform>
+struct Worker;
+
+// What the thread-local current context points to: set on each worker while
+// it runs, and on the thread that drains the pool in join().
+template <class Platform>
+struct Context {
+    const void* pool;
+    Worker<Platform>* worker;  // null on the draining thread
+    // Runs one pending task of this pool; false when it found none. Lets
+    // WaitGroup help without knowing the pool's type.
+    bool (*run_one)(Context&) noexcept;
+
+    static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
+};
+
+template <class Platform>
+struct alignas(Platform::cache_line) Worker {
+    using Task = BasicTask<Platform>;
+    using Stole = typename Buffer<Platform>::Stole;
+
+    Buffer<Platform> run_buffer;
+    Queue<Platform> run_queue;
+    Queue<Platform> idle_queue;
+    typename Platform::Thread thread{};  // written by the worker at start, read by join()
+    std::uint32_t steal_cursor = 0;      // the owner's round-robin position
+    Context<Platform> context{};
+
+    // Looks for a task to run: see the search order above.
+    bool find(Queue<Platform>& global, Worker* workers, std::uint32_t count, Stole& out) noexcept {
+        if (Task* task = run_buffer.pop()) {
+            out = Stole{task, false};
+            return true;
+        }
+        if (run_buffer.consume(run_queue, out) || run_buffer.consume(global, out)) return true;
+        for (std::uint32_t tried = 0; tried < count; ++tried) {
+            Worker& victim = workers[steal_cursor++ % count];
+            // Its queue first: the owner drains it last, so it contends less.
+            if (run_buffer.consume(victim.run_queue, out)) return true;
+            if (&victim != this && run_buffer.steal(victim.run_buffer, out)) return true;
+        }
+        return false;
+    }
+
+    // Runs every idle task queued so far.
+    void run_idle_tasks() noexcept {
+        Task* cursor = nullptr;
+        if (!idle_queue.try_acquire_consumer(cursor)) return;
+        while (Task* task = idle_queue.pop(cursor)) task->run();
+        idle_queue.release_consumer(cursor);
+    }
+};
+
+}  // namespace zap::detail

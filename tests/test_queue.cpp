@@ -1,0 +1,106 @@
+// Queue: lists in, tasks out once each; the consumer lock; many producers.
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using Queue = zap::detail::Queue<zap::StdPlatform>;
+using List = zap::detail::List<zap::Task>;
+
+namespace {
+void nothing(zap::Task*) {}
+
+List list_of(std::vector<zap::Task>& tasks, std::size_t from, std::size_t to) {
+    zap::Batch batch;
+    for (std::size_t i = from; i < to; ++i) batch.push(tasks[i]);
+    return batch.take_list();
+}
+
+std::vector<zap::Task*> drain(Queue& queue) {
+    std::vector<zap::Task*> out;
+    zap::Task* cursor = nullptr;
+    if (!queue.try_acquire_consumer(cursor)) return out;
+    while (zap::Task* t = queue.pop(cursor)) out.push_back(t);
+    queue.release_consumer(cursor);
+    return out;
+}
+}  // namespace
+
+TEST(Queue, EmptyQueueCannotBeAcquired) {
+    Queue queue;
+    zap::Task* cursor = nullptr;
+    EXPECT_FALSE(queue.try_acquire_consumer(cursor));
+}
+
+TEST(Queue, EveryPushedTaskComesOutOnce) {
+    std::vector<zap::Task> tasks(10, zap::Task(&nothing));
+    Queue queue;
+    queue.push(list_of(tasks, 0, 4));
+    queue.push(list_of(tasks, 4, 10));
+    auto out = drain(queue);
+    ASSERT_EQ(out.size(), 10u);
+    std::vector<int> seen(10, 0);
+    for (auto* t : out) ++seen[t - tasks.data()];
+    for (int s : seen) EXPECT_EQ(s, 1);
+    EXPECT_TRUE(drain(queue).empty());
+}
+
+TEST(Queue, SecondConsumerIsRefused) {
+    std::vector<zap::Task> tasks(2, zap::Task(&nothing));
+    Queue queue;
+    queue.push(list_of(tasks, 0, 2));
+    zap::Task* first = nullptr;
+    ASSERT_TRUE(queue.try_acquire_consumer(first));
+    zap::Task* second = nullptr;
+    EXPECT_FALSE(queue.try_acquire_consumer(second));
+    queue.release_consumer(first);
+    EXPECT_EQ(drain(queue).size(), 2u);
+}
+
+TEST(Queue, UnconsumedTasksWaitInTheCacheForTheNextConsumer) {
+    std::vector<zap::Task> tasks(5, zap::Task(&nothing));
+    Queue queue;
+    queue.push(list_of(tasks, 0, 3));
+    zap::Task* cursor = nullptr;
+    ASSERT_TRUE(queue.try_acquire_consumer(cursor));
+    ASSERT_NE(queue.pop(cursor), nullptr);
+    queue.release_consumer(cursor);  // two tasks left in the cache
+    queue.push(list_of(tasks, 3, 5));
+    EXPECT_EQ(drain(queue).size(), 4u);
+}
+
+TEST(Queue, ManyProducersOneConsumerAtATime) {
+    constexpr int producers = 3, per_producer = 20000;
+    std::vector<zap::Task> tasks(producers * per_producer, zap::Task(&nothing));
+    Queue queue;
+    std::atomic<int> producing{producers};
+    std::vector<int> seen(tasks.size(), 0);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p)
+        threads.emplace_back([&, p] {
+            for (int i = 0; i < per_producer; i += 2) {
+                const std::size_t at = static_cast<std::size_t>(p * per_producer + i);
+                queue.push(list_of(tasks, at, at + 2));
+            }
+            producing.fetch_sub(1);
+        });
+    std::atomic<std::size_t> consumed{0};
+    std::vector<std::thread> consumers;
+    std::mutex seen_lock;
+    for (int c = 0; c < 2; ++c)
+        consumers.emplace_back([&] {
+            while (producing.load() > 0 || consumed.load() < tasks.size()) {
+                auto out = drain(queue);
+                std::lock_guard guard(seen_lock);
+                for (auto* t : out) ++seen[t - tasks.data()];
+                consumed += out.size();
+            }
+        });
+    for (auto& t : threads) t.join();
+    for (auto& t : consumers) t.join();
+    for (int s : seen) ASSERT_EQ(s, 1);
+}

@@ -1,0 +1,327 @@
+// The pool end to end, with 1, 2, 4 and 8 workers.
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Counts its own runs, so "exactly once" is checked per task.
+struct Counted : zap::Task {
+    std::atomic<int> runs{0};
+    zap::WaitGroup* wg = nullptr;
+    Counted() : zap::Task(&run) {}
+    static void run(zap::Task* t) {
+        auto* self = static_cast<Counted*>(t);
+        self->runs.fetch_add(1);
+        if (self->wg != nullptr) self->wg->done();
+    }
+};
+
+void expect_each_ran_once(const std::vector<Counted>& tasks) {
+    for (std::size_t i = 0; i < tasks.size(); ++i) ASSERT_EQ(tasks[i].runs.load(), 1) << "task " << i;
+}
+
+zap::Batch batch_of(std::vector<Counted>& tasks, std::size_t from, std::size_t to, zap::WaitGroup* wg = nullptr) {
+    zap::Batch batch;
+    for (std::size_t i = from; i < to; ++i) {
+        tasks[i].wg = wg;
+        batch.push(tasks[i]);
+    }
+    return batch;
+}
+
+// Schedules `fanout` children from inside a task, recursively to `depth`.
+struct Tree : zap::Task {
+    zap::ThreadPool* pool = nullptr;
+    std::atomic<long>* ran = nullptr;
+    int depth = 0;
+    int fanout = 0;
+    std::vector<Tree> children;
+    Tree() : zap::Task(&run) {}
+    static void run(zap::Task* t) {
+        auto* self = static_cast<Tree*>(t);
+        self->ran->fetch_add(1);
+        if (self->depth == 0) return;
+        self->children.resize(static_cast<std::size_t>(self->fanout));
+        zap::Batch batch;
+        for (auto& c : self->children) {
+            c.pool = self->pool;
+            c.ran = self->ran;
+            c.depth = self->depth - 1;
+            c.fanout = self->fanout;
+            batch.push(c);
+        }
+        self->pool->schedule(std::move(batch));
+    }
+};
+
+long tree_size(int depth, int fanout) {
+    long total = 1, level = 1;
+    for (int d = 0; d < depth; ++d) total += (level *= fanout);
+    return total;
+}
+
+}  // namespace
+
+class Pool : public ::testing::TestWithParam<std::uint32_t> {
+protected:
+    zap::Config config() const { return zap::Config{.max_threads = GetParam()}; }
+};
+
+TEST_P(Pool, MaxThreadsIsTheConfiguredOne) {
+    zap::ThreadPool pool(config());
+    EXPECT_EQ(pool.max_threads(), GetParam());
+}
+
+TEST_P(Pool, SingleTasksFromOutside) {
+    std::vector<Counted> tasks(1000);
+    zap::WaitGroup wg;
+    wg.add(static_cast<std::uint32_t>(tasks.size()));
+    zap::ThreadPool pool(config());
+    for (auto& t : tasks) {
+        t.wg = &wg;
+        pool.schedule(t);
+    }
+    wg.wait();  // runs without join: the workers did it
+    expect_each_ran_once(tasks);
+}
+
+TEST_P(Pool, BatchesOfManySizes) {
+    for (std::size_t size : {1u, 2u, 7u, 255u, 256u, 257u, 1000u, 10000u}) {
+        std::vector<Counted> tasks(size);
+        zap::WaitGroup wg;
+        wg.add(static_cast<std::uint32_t>(size));
+        zap::ThreadPool pool(config());
+        pool.schedule(batch_of(tasks, 0, size, &wg));
+        wg.wait();
+        expect_each_ran_once(tasks);
+    }
+}
+
+TEST_P(Pool, ExternalThreadsScheduleConcurrently) {
+    constexpr std::size_t per_thread = 5000;
+    std::vector<Counted> tasks(4 * per_thread);
+    zap::WaitGroup wg;
+    wg.add(static_cast<std::uint32_t>(tasks.size()));
+    zap::ThreadPool pool(config());
+    std::vector<std::thread> submitters;
+    for (std::size_t s = 0; s < 4; ++s)
+        submitters.emplace_back([&, s] {
+            for (std::size_t i = s * per_thread; i < (s + 1) * per_thread; ++i) {
+                tasks[i].wg = &wg;
+                pool.schedule(tasks[i]);
+            }
+        });
+    for (auto& t : submitters) t.join();
+    wg.wait();
+    expect_each_ran_once(tasks);
+}
+
+TEST_P(Pool, TasksScheduleTasksAndOverflowTheRing) {
+    // Fanout 300 > 256 ring slots: the first level overflows into the queue.
+    std::atomic<long> ran{0};
+    {
+        zap::ThreadPool pool(config());
+        Tree root;
+        root.pool = &pool;
+        root.ran = &ran;
+        root.depth = 2;
+        root.fanout = 300;
+        pool.schedule(root);
+    }  // the destructor runs everything, children included
+    EXPECT_EQ(ran.load(), tree_size(2, 300));
+}
+
+TEST_P(Pool, DeepTreeOfSmallFanout) {
+    std::atomic<long> ran{0};
+    Tree root;
+    {
+        zap::ThreadPool pool(config());
+        root.pool = &pool;
+        root.ran = &ran;
+        root.depth = 12;
+        root.fanout = 2;
+        pool.schedule(root);
+    }
+    EXPECT_EQ(ran.load(), tree_size(12, 2));
+}
+
+TEST_P(Pool, WarmSpawnsUpToTheLimit) {
+    std::atomic<int> started{0};
+    zap::Config cfg = config();
+    cfg.on_thread_start = [&] { started++; };
+    zap::ThreadPool pool(cfg);
+    pool.warm(1);
+    pool.warm(3);  // after some workers exist (the seed spawned none here)
+    pool.warm(1000);
+    pool.shutdown();
+    pool.join();
+    EXPECT_EQ(started.load(), static_cast<int>(GetParam()));
+}
+
+TEST_P(Pool, ThreadHooksRunOncePerWorker) {
+    std::atomic<int> started{0}, exited{0};
+    zap::Config cfg = config();
+    cfg.on_thread_start = [&] { started++; };
+    cfg.on_thread_exit = [&] { exited++; };
+    {
+        zap::ThreadPool pool(cfg);
+        std::vector<Counted> tasks(2000);
+        pool.schedule(batch_of(tasks, 0, tasks.size()));
+    }
+    EXPECT_GE(started.load(), 1);
+    EXPECT_LE(started.load(), static_cast<int>(GetParam()));
+    EXPECT_EQ(exited.load(), started.load());
+}
+
+TEST_P(Pool, ShutdownAndJoinDrainEverything) {
+    std::vector<Counted> tasks(20000);
+    zap::ThreadPool pool(config());
+    for (std::size_t i = 0; i < tasks.size(); i += 100) pool.schedule(batch_of(tasks, i, i + 100));
+    pool.shutdown();  // at once: most tasks are still queued
+    pool.join();
+    expect_each_ran_once(tasks);
+    pool.shutdown();  // idempotent
+    pool.join();
+}
+
+TEST_P(Pool, JoinBeforeShutdownWaitsForIt) {
+    zap::ThreadPool pool(config());
+    std::vector<Counted> tasks(100);
+    pool.schedule(batch_of(tasks, 0, tasks.size()));
+    std::thread closer([&] { pool.shutdown(); });
+    pool.join();
+    closer.join();
+    expect_each_ran_once(tasks);
+}
+
+TEST_P(Pool, JoinBeforeShutdownWithNoWorkerEverSpawned) {
+    zap::ThreadPool pool(config());
+    std::thread closer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        pool.shutdown();  // the seed never woke the joiner here
+    });
+    pool.join();
+    closer.join();
+    SUCCEED();
+}
+
+TEST_P(Pool, ShutdownFromInsideATask) {
+    struct Closer : zap::Task {
+        zap::ThreadPool* pool;
+        Closer() : zap::Task(&run) {}
+        static void run(zap::Task* t) { static_cast<Closer*>(t)->pool->shutdown(); }
+    };
+    zap::ThreadPool pool(config());
+    std::vector<Counted> tasks(500);
+    Closer closer;
+    closer.pool = &pool;
+    pool.schedule(batch_of(tasks, 0, tasks.size()));
+    pool.schedule(closer);
+    pool.join();
+    expect_each_ran_once(tasks);
+}
+
+TEST_P(Pool, ThousandCreateScheduleDestroyCycles) {
+    for (int cycle = 0; cycle < 1000; ++cycle) {
+        std::vector<Counted> tasks(8);
+        {
+            zap::ThreadPool pool(config());
+            pool.schedule(batch_of(tasks, 0, 4));
+            for (std::size_t i = 4; i < 8; ++i) pool.schedule(tasks[i]);
+        }
+        expect_each_ran_once(tasks);
+    }
+}
+
+TEST_P(Pool, TaskMayFreeItself) {
+    struct Owned : zap::Task {
+        std::atomic<int>* ran;
+        Owned() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Owned*>(t);
+            self->ran->fetch_add(1);
+            delete self;  // the pool never touches a task after calling it
+        }
+    };
+    std::atomic<int> ran{0};
+    {
+        zap::ThreadPool pool(config());
+        for (int i = 0; i < 1000; ++i) {
+            auto* t = new Owned;
+            t->ran = &ran;
+            pool.schedule(*t);
+        }
+    }
+    EXPECT_EQ(ran.load(), 1000);
+}
+
+TEST_P(Pool, IdleTasksRunBeforeTheWorkerSleeps) {
+    struct Idle : zap::Task {
+        std::atomic<int>* ran;
+        Idle() : zap::Task(&run) {}
+        static void run(zap::Task* t) { static_cast<Idle*>(t)->ran->fetch_add(1); }
+    };
+    struct Queuer : zap::Task {
+        zap::ThreadPool* pool;
+        Idle* idle;
+        Queuer() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Queuer*>(t);
+            self->pool->schedule_idle(*self->idle);
+        }
+    };
+    std::atomic<int> ran{0};
+    Idle idle;
+    idle.ran = &ran;
+    zap::ThreadPool pool(config());
+    Queuer queuer;
+    queuer.pool = &pool;
+    queuer.idle = &idle;
+    pool.schedule(queuer);
+    while (ran.load() == 0) std::this_thread::yield();  // the worker runs it before sleeping
+    EXPECT_EQ(ran.load(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));
+
+TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 0});
+    EXPECT_EQ(pool.max_threads(), zap::Config{}.max_threads);
+}
+
+TEST(PoolConfig, TooManyThreadsIsRejected) {
+    EXPECT_THROW(zap::ThreadPool(zap::Config{.max_threads = 20000}), std::invalid_argument);
+}
+
+TEST(PoolConfig, StackSizeIsUsed) {
+    // The worker reads its own stack size; the seed spawned every worker with
+    // its 4 MiB default whatever was configured.
+    struct StackProbe : zap::Task {
+        std::size_t bytes = 0;
+        zap::WaitGroup* wg;
+        StackProbe() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<StackProbe*>(t);
+            pthread_attr_t attr;
+            pthread_getattr_np(pthread_self(), &attr);
+            pthread_attr_getstacksize(&attr, &self->bytes);
+            pthread_attr_destroy(&attr);
+            self->wg->done();
+        }
+    };
+    zap::WaitGroup wg;
+    wg.add();
+    StackProbe probe;
+    probe.wg = &wg;
+    zap::ThreadPool pool(zap::Config{.max_threads = 1, .stack_size = 64u << 20});
+    pool.schedule(probe);
+    wg.wait();  // run by the worker, not by a drain on this thread
+    EXPECT_GE(probe.bytes, std::size_t{64} << 20);
+    EXPECT_LT(probe.bytes, std::size_t{65} << 20);
+}
