@@ -288,6 +288,41 @@ TEST_P(Pool, IdleTasksRunBeforeTheWorkerSleeps) {
     EXPECT_EQ(ran.load(), 1);
 }
 
+TEST_P(Pool, TaskOfOnePoolSchedulesOntoAnother) {
+    // The seed's thread-local "current worker" ignored which pool it belonged
+    // to, so this child went into pool A's ring and ran on A; pool B's join
+    // did not wait for it.
+    struct Child : zap::Task {
+        const zap::ThreadPool* ran_on = nullptr;
+        Child() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* context = zap::detail::Context<zap::StdPlatform>::current();
+            static_cast<Child*>(t)->ran_on = static_cast<const zap::ThreadPool*>(context->pool);
+        }
+    };
+    struct Parent : zap::Task {
+        zap::ThreadPool* other;
+        Child* child;
+        Parent() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Parent*>(t);
+            self->other->schedule(*self->child);
+        }
+    };
+    Child child;
+    zap::ThreadPool b(config());
+    {
+        zap::ThreadPool a(config());
+        Parent parent;
+        parent.other = &b;
+        parent.child = &child;
+        a.schedule(parent);
+    }
+    b.shutdown();
+    b.join();
+    EXPECT_EQ(child.ran_on, &b);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));
 
 TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
