@@ -18,9 +18,15 @@ namespace zap::detail {
 
 }  // namespace zap::detail
 
+// A model build may define ZAP_ASSERT_FAILED(rule, file, line) before
+// including zap, to report a failed check its own way (the Relacy model makes
+// it a Relacy failure with the execution's history instead of an abort).
+#ifndef ZAP_ASSERT_FAILED
+#define ZAP_ASSERT_FAILED(rule, file, line) ::zap::detail::assertion_failed(rule, file, line)
+#endif
+
 #ifdef NDEBUG
 #define ZAP_ASSERT(condition, rule) static_cast<void>(0)
 #else
-#define ZAP_ASSERT(condition, rule) \
-    ((condition) ? static_cast<void>(0) : ::zap::detail::assertion_failed(rule, __FILE__, __LINE__))
+#define ZAP_ASSERT(condition, rule) ((condition) ? static_cast<void>(0) : ZAP_ASSERT_FAILED(rule, __FILE__, __LINE__))
 #endif
