@@ -90,7 +90,6 @@ TEST(WaitGroup, WaitOnAWorkerRunsPoolTasks) {
     Parent parent;
     parent.pool = &pool;
     parent.ran = &ran;
-    zap::WaitGroup outer;
     pool.schedule(parent);
     pool.shutdown();
     pool.join();

@@ -53,8 +53,9 @@ public:
         bool pushed;
     };
 
+    Buffer() noexcept : Buffer(0) {}
     // `start` positions both indices; tests start next to the 2^32 wrap.
-    explicit Buffer(Index start = 0) noexcept : head_(start), tail_(start) {}
+    explicit Buffer(Index start) noexcept : head_(start), tail_(start) {}
 
     // Step 1. True when the whole list went into the ring; false when it
     // overflowed: `list` then holds the migrated half followed by the rest,

@@ -11,7 +11,7 @@
 //
 //   template <class T> class Atomic;
 //       Atomic<T> a{init}; every operation names its memory order and takes a
-//       trailing `std::source_location loc = std::source_location::current()`
+//       trailing `SourceLocation loc = SourceLocation::current()` (below)
 //       so a model can report, or mutate, the exact call site:
 //         T    load(std::memory_order, loc) const
 //         void store(T, std::memory_order, loc)
@@ -63,8 +63,43 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <version>
+
+#if defined(__cpp_lib_source_location)
+#include <source_location>
+#endif
 
 namespace zap {
+
+// The call site that Platform operations receive. std::source_location where
+// the standard library has it; otherwise (clang 14 with libstdc++ 12, the
+// ThreadSanitizer build) the compiler builtins that std::source_location is
+// made of, which also take the caller's location when used as default arguments.
+#if defined(__cpp_lib_source_location)
+using SourceLocation = std::source_location;
+#else
+class SourceLocation {
+public:
+    static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                            const char* function = __builtin_FUNCTION(),
+                                            unsigned line = __builtin_LINE()) noexcept {
+        SourceLocation here;
+        here.file_ = file;
+        here.function_ = function;
+        here.line_ = line;
+        return here;
+    }
+    constexpr const char* file_name() const noexcept { return file_; }
+    constexpr const char* function_name() const noexcept { return function_; }
+    constexpr unsigned line() const noexcept { return line_; }
+    constexpr unsigned column() const noexcept { return 0; }
+
+private:
+    const char* file_ = "";
+    const char* function_ = "";
+    unsigned line_ = 0;
+};
+#endif
 
 // What a Platform needs to start a worker thread.
 struct ThreadOptions {

@@ -19,7 +19,6 @@
 #include <ctime>
 #include <limits>
 #include <new>
-#include <source_location>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -28,7 +27,7 @@
 namespace zap {
 
 struct StdPlatform {
-    using Loc = std::source_location;
+    using Loc = SourceLocation;
 
     template <class T>
     class Atomic {
@@ -147,8 +146,8 @@ struct StdPlatform {
     static void* allocate(std::size_t size, std::size_t align) {
         return ::operator new(size, std::align_val_t{align});
     }
-    static void deallocate(void* p, std::size_t size, std::size_t align) noexcept {
-        ::operator delete(p, size, std::align_val_t{align});
+    static void deallocate(void* p, std::size_t, std::size_t align) noexcept {
+        ::operator delete(p, std::align_val_t{align});
     }
 
     static constexpr std::size_t cache_line = 64;

@@ -205,15 +205,20 @@ private:
         return requested;
     }
 
-    Sync load_sync(std::memory_order order = std::memory_order_relaxed) const noexcept {
-        return Sync::decode(sync_.load(order));
+    // Both helpers pass their caller's source location on to the atomic, so a
+    // model reports (and docs/orderings.md mutates) each load_sync()/cas_sync()
+    // call on its own line, with the order that call names.
+    Sync load_sync(std::memory_order order = std::memory_order_relaxed,
+                   SourceLocation loc = SourceLocation::current()) const noexcept {
+        return Sync::decode(sync_.load(order, loc));
     }
 
     // One CAS on the Sync word; on failure `expected` holds the fresh value.
-    bool cas_sync(Sync& expected, Sync desired, std::memory_order success) noexcept {
+    bool cas_sync(Sync& expected, Sync desired, std::memory_order success,
+                  SourceLocation loc = SourceLocation::current()) noexcept {
         std::uint32_t word = expected.encode();
         const bool ok =
-            sync_.compare_exchange_weak(word, desired.encode(), success, std::memory_order_relaxed);
+            sync_.compare_exchange_weak(word, desired.encode(), success, std::memory_order_relaxed, loc);
         if (!ok) expected = Sync::decode(word);
         return ok;
     }
