@@ -46,14 +46,17 @@ CONSTANTS
                   \*             consumes a notification;
                   \*   "nocap"   notify spawns without checking max_threads;
                   \*   "nowake"  notify marks a worker signaled but does not
-                  \*             call idle_event.notify()
+                  \*             call idle_event.notify();
+                  \*   "dup"     the post-shutdown sweep runs a task without
+                  \*             taking it off its queue (a pop that does not
+                  \*             remove, so the task can run twice)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
 ASSUME Main \notin Workers
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
-ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake"}
+ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup"}
 
 Threads  == Workers \cup {Main}
 MaxThreads == Cardinality(Workers)
@@ -417,7 +420,8 @@ WRun(w) ==
 WSweep(w) ==
     /\ pc[w] = "w_sweep"
     /\ IF queued > 0
-         THEN /\ queued' = queued - 1 /\ ran' = ran + 1
+         THEN /\ queued' = IF Mutation = "dup" THEN queued ELSE queued - 1
+              /\ ran' = ran + 1
               /\ UNCHANGED pc
          ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran>>
     /\ UNCHANGED <<sync, waking, isIdle, holding, stack, nf, wf, kf>>

@@ -40,6 +40,7 @@ configs=(
   "MCMutWakeAny           invariant:OneWaking         no"
   "MCMutNoCap             invariant:SpawnBound        no"
   "MCMutNoCapType         invariant:TypeOK            no"
+  "MCMutDup               invariant:TaskConservation  no"
 )
 
 deep=no
