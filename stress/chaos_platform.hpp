@@ -96,7 +96,7 @@ inline void set_chaos_seed(std::uint64_t seed) noexcept {
 }
 
 // A point where the pool touches shared state: note it, then maybe lose the CPU.
-inline void chaos_point(const char* op, std::source_location loc) noexcept {
+inline void chaos_point(const char* op, zap::SourceLocation loc) noexcept {
     note(op, loc);
     const std::uint64_t r = detail::draw();
     if (detail::one_in(r, chaos_rates.yield_one_in)) {
@@ -182,7 +182,7 @@ private:
 };
 
 struct ChaosPlatform : zap::StdPlatform {
-    using Loc = std::source_location;
+    using Loc = zap::SourceLocation;
 
     template <class T>
     class Atomic : public zap::StdPlatform::Atomic<T> {

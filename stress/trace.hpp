@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <source_location>
+#include <zap/platform.hpp>
 
 namespace stress {
 
@@ -80,7 +80,7 @@ inline void set_role(const char* role) noexcept {
 }
 
 // Records the calling thread's latest operation.
-inline void note(const char* op, std::source_location loc = std::source_location::current()) noexcept {
+inline void note(const char* op, zap::SourceLocation loc = zap::SourceLocation::current()) noexcept {
     Slot* s = detail::my_slot();
     if (s == nullptr) return;
     s->op.store(op, std::memory_order_relaxed);
