@@ -50,7 +50,10 @@ inline const char* order_name(std::memory_order order) noexcept {
 }
 
 inline std::vector<Mutation>& parse_mutations() {
-    static std::vector<Mutation> table = [] {
+    // Never destroyed: the unused-override report below runs at exit, after
+    // the destructors of function statics constructed later than its atexit
+    // registration (a plain static vector would be gone by then).
+    static std::vector<Mutation>& table = *new std::vector<Mutation>([] {
         std::vector<Mutation> parsed;
         const char* env = std::getenv("ZAP_MUTATE");
         if (env == nullptr) return parsed;
@@ -92,7 +95,7 @@ inline std::vector<Mutation>& parse_mutations() {
                                  m.line);
         });
         return parsed;
-    }();
+    }());
     return table;
 }
 
