@@ -99,7 +99,7 @@ for line in "${configs[@]}"; do
   # Large liveness runs: check the temporal properties once, at the end,
   # instead of again and again on the growing graph.
   [ "$deeponly" = yes ] && extra=(-lncheck final)
-  (cd "$here" && "${tlc_cmd[@]}" -workers "$workers" "${extra[@]}" -cleanup \
+  (cd "$here" && "${tlc_cmd[@]}" -workers "$workers" ${extra[@]+"${extra[@]}"} -cleanup \
       -metadir "$tmp/meta-$name" -config "$name.cfg" Pool.tla) >"$out" 2>&1
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}')
