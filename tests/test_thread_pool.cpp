@@ -125,9 +125,9 @@ TEST_P(Pool, ExternalThreadsScheduleConcurrently) {
 TEST_P(Pool, TasksScheduleTasksAndOverflowTheRing) {
     // Fanout 300 > 256 ring slots: the first level overflows into the queue.
     std::atomic<long> ran{0};
+    Tree root;  // outlives the pool, whose destructor runs its children
     {
         zap::ThreadPool pool(config());
-        Tree root;
         root.pool = &pool;
         root.ran = &ran;
         root.depth = 2;
@@ -169,9 +169,9 @@ TEST_P(Pool, ThreadHooksRunOncePerWorker) {
     zap::Config cfg = config();
     cfg.on_thread_start = [&] { started++; };
     cfg.on_thread_exit = [&] { exited++; };
+    std::vector<Counted> tasks(2000);  // outlives the pool, whose destructor runs them
     {
         zap::ThreadPool pool(cfg);
-        std::vector<Counted> tasks(2000);
         pool.schedule(batch_of(tasks, 0, tasks.size()));
     }
     EXPECT_GE(started.load(), 1);
