@@ -108,8 +108,9 @@ struct RelacyPlatform {
     // Let futex_wait return without a wake (safety runs) or not (liveness runs).
     static inline bool spurious_wakeups = true;
     // never: spawn always works; maybe: Relacy explores both outcomes of
-    // every spawn; always: every spawn fails.
-    enum class SpawnFailure { never, maybe, always };
+    // every spawn; always: every spawn fails; first: the first spawn of each
+    // execution fails, later ones work.
+    enum class SpawnFailure { never, maybe, always, first };
     static inline SpawnFailure spawn_failure = SpawnFailure::never;
 
     static constexpr unsigned max_rl_threads = 8;  // static + dynamic threads of any model test
@@ -134,16 +135,16 @@ struct RelacyPlatform {
         bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                    Loc loc = Loc::current()) noexcept {
             const std::memory_order s = zap_model::mutate(success, loc.file_name(), loc.line());
-            return value_.compare_exchange_weak(expected, desired, zap_model::to_rl(s),
-                                                zap_model::to_rl(zap_model::clamp_failure(failure, s)),
-                                                zap_model::info_of(loc));
+            const rl::debug_info info = zap_model::info_of(loc);
+            return value_.compare_exchange_weak(expected, desired, zap_model::to_rl(s), info,
+                                                zap_model::to_rl(zap_model::clamp_failure(failure, s)), info);
         }
         bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                      Loc loc = Loc::current()) noexcept {
             const std::memory_order s = zap_model::mutate(success, loc.file_name(), loc.line());
-            return value_.compare_exchange_strong(expected, desired, zap_model::to_rl(s),
-                                                  zap_model::to_rl(zap_model::clamp_failure(failure, s)),
-                                                  zap_model::info_of(loc));
+            const rl::debug_info info = zap_model::info_of(loc);
+            return value_.compare_exchange_strong(expected, desired, zap_model::to_rl(s), info,
+                                                zap_model::to_rl(zap_model::clamp_failure(failure, s)), info);
         }
         T fetch_add(T value, std::memory_order order, Loc loc = Loc::current()) noexcept {
             return value_.fetch_add(value, zap_model::order_at(order, loc), zap_model::info_of(loc));
@@ -220,9 +221,10 @@ struct RelacyPlatform {
     using Thread = rl::win_waitable_object*;
 
     static bool spawn(const ThreadOptions&, void* (*entry)(void*), void* arg) noexcept {
+        auto& s = state();
         if (spawn_failure == SpawnFailure::always) return false;
         if (spawn_failure == SpawnFailure::maybe && rl::rand(2) == 0) return false;  // Relacy explores both
-        auto& s = state();
+        if (spawn_failure == SpawnFailure::first && s.attempts++ == 0) return false;
         if (s.spawned == max_rl_threads) {
             zap_model::assertion_failed("model: more spawns than max_rl_threads", __FILE__, __LINE__);
             return false;
@@ -275,6 +277,7 @@ private:
         Thread handles[max_rl_threads] = {};
         Start starts[max_rl_threads] = {};
         unsigned spawned = 0;
+        unsigned attempts = 0;
     };
     static State& state() noexcept {
         static State s;

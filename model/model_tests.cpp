@@ -1,0 +1,497 @@
+// model/model_tests.cpp - Relacy models of zap's parts and of the whole pool.
+//
+// Usage: zap_model TEST [--sched full|bound|random] [--bound N]
+//                       [--iterations N] [--expect RESULT]
+// RESULT is success (the default), deadlock, race, assert, freed or leak.
+// With --expect other than success the run passes only when Relacy reports
+// that failure: this is how the seed-faithful builds (model/seed/) show that
+// each check bites. Every run prints its scheduler, bounds and the number of
+// executions explored.
+#include "relacy_platform.hpp"
+
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace {
+
+using P = zap::RelacyPlatform;
+using Task = zap::BasicTask<P>;
+using Batch = zap::BasicBatch<P>;
+using Pool = zap::BasicThreadPool<P>;
+using WaitGroup = zap::BasicWaitGroup<P>;
+using Queue = zap::detail::Queue<P>;
+using Buffer = zap::detail::Buffer<P>;
+using Event = zap::detail::Event<P>;
+using List = zap::detail::List<Task>;
+
+// A task that counts its runs in an rl::var: running it twice, or reading the
+// count without a happens-before edge to the run, fails the model.
+struct Counted : Task {
+    explicit Counted(Task::Callback callback = &bump) : Task(callback) {}
+    static void bump(Task* t) {
+        auto* self = static_cast<Counted*>(t);
+        self->runs($).store(self->runs($).load() + 1);
+    }
+    rl::var<int> runs{0};
+};
+
+template <class T, std::size_t N>
+void expect_each_once(T (&tasks)[N]) {
+    for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
+}
+
+// Runs a task that a ring or queue handed out; a null one (a slot read
+// before it was published) is a model failure rather than a crash.
+void run(Task* task) {
+    RL_ASSERT(task != nullptr);
+    if (task != nullptr) task->run();
+}
+
+List one(Task& t) {
+    Batch b(t);
+    return b.take_list();
+}
+
+// Common base: per-execution Platform state is reset before each execution.
+template <class Derived, rl::thread_id_t Static, rl::thread_id_t Dynamic = 0>
+struct Model : rl::test_suite<Derived, Static> {
+    static const rl::thread_id_t dynamic_thread_count = Dynamic;
+    void before() { P::reset(); }
+};
+
+// ---- Queue: producers push lists while consumers contend for the lock ----
+// T0 pushes {a,b} then consumes one; T1 pushes {c} then consumes one; T2
+// consumes one twice. Popping one at a time leaves the rest in the cache,
+// so consumers hand cache_ on to each other. after() drains: each task was
+// popped exactly once, and no link or cache access raced.
+struct QueueModel : Model<QueueModel, 3> {
+    Queue queue;
+    Counted tasks[3];
+
+    void consume_one() {
+        Task* cursor = nullptr;
+        if (!queue.try_acquire_consumer(cursor)) return;
+        run(queue.pop(cursor));
+        queue.release_consumer(cursor);
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            Batch b;
+            b.push(tasks[0]);
+            b.push(tasks[1]);
+            queue.push(b.take_list());
+            consume_one();
+        } else if (index == 1) {
+            queue.push(one(tasks[2]));
+            consume_one();
+        } else {
+            consume_one();
+            consume_one();
+        }
+    }
+    void after() {
+        Task* cursor = nullptr;
+        if (queue.try_acquire_consumer(cursor)) {
+            while (Task* t = queue.pop(cursor)) t->run();
+            queue.release_consumer(cursor);
+        }
+        expect_each_once(tasks);
+    }
+};
+
+// ---- Buffer: owner push (overflow + migrate) and pop vs a thief ----------
+// The ring (capacity 2) starts two slots before the 2^32 wrap. The owner
+// pushes three tasks: the ring fills, half of it migrates, and the migrated
+// task plus the one that did not fit go to the owner's overflow queue; then
+// the owner pops. The thief steals into its own ring and runs what it got.
+struct BufferStealModel : Model<BufferStealModel, 2> {
+    static constexpr std::uint32_t start = 0xFFFFFFFEu;
+    Buffer owner{start};
+    Buffer thief{start + 1};
+    Queue overflow;
+    Counted tasks[3];
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            Batch b;
+            for (auto& t : tasks) b.push(t);
+            List list = b.take_list();
+            if (!owner.push(list)) overflow.push(list);
+            if (Task* t = owner.pop()) t->run();
+        } else {
+            Buffer::Stole got{};
+            if (thief.steal(owner, got)) {
+                run(got.task);
+                while (Task* t = thief.pop()) t->run();
+            }
+        }
+    }
+    void after() {
+        while (Task* t = owner.pop()) t->run();
+        Task* cursor = nullptr;
+        if (overflow.try_acquire_consumer(cursor)) {
+            while (Task* t = overflow.pop(cursor)) t->run();
+            overflow.release_consumer(cursor);
+        }
+        expect_each_once(tasks);
+    }
+};
+
+// ---- Buffer: consume from a queue vs two thieves --------------------------
+// A queue holds three tasks pushed by another thread; the owner consumes them
+// into its ring (two slots, one to run), two thieves steal from the ring,
+// each into its own ring, and a thief's ring is stolen from in turn.
+struct BufferConsumeModel : Model<BufferConsumeModel, 3> {
+    static constexpr std::uint32_t start = 0xFFFFFFFFu;
+    Buffer rings[3] = {Buffer{start}, Buffer{start - 1}, Buffer{start}};
+    Queue queue;
+    Counted tasks[3];
+    rl::atomic<int> filled{0};
+
+    void thread(unsigned index) {
+        Buffer::Stole got{};
+        if (index == 0) {
+            Batch b;
+            for (auto& t : tasks) b.push(t);
+            queue.push(b.take_list());
+            filled($).store(1, rl::mo_release);  // only to start the thieves after the push; synchronizes with their acquire load
+            if (rings[0].consume(queue, got)) run(got.task);
+            while (Task* t = rings[0].pop()) t->run();
+        } else {
+            if (filled($).load(rl::mo_acquire) == 0) return;  // nothing to steal yet
+            Buffer& mine = rings[index];
+            if (mine.steal(rings[0], got) || mine.steal(rings[3 - index], got)) {
+                run(got.task);
+                while (Task* t = mine.pop()) t->run();
+            }
+        }
+    }
+    void after() {
+        for (auto& r : rings)
+            while (Task* t = r.pop()) t->run();
+        Task* cursor = nullptr;
+        if (queue.try_acquire_consumer(cursor)) {
+            while (Task* t = queue.pop(cursor)) t->run();
+            queue.release_consumer(cursor);
+        }
+        expect_each_once(tasks);
+    }
+};
+
+// ---- Event: waiters vs notify and shutdown ---------------------------------
+// Liveness: run with spurious wake-ups off, so a lost wake-up is a Relacy
+// deadlock. EventNotify: one notify for one waiter. EventTwoSleepers: two
+// waiters, one thread notifies then shuts down (the seed's E3 hang).
+// EventLateNotify: two waiters, one thread notifies while another shuts
+// down (a notify that overwrote SHUTDOWN, the seed's E2, leaves a waiter).
+// EventThreeWaiters: three waiters, two notifies then shutdown.
+struct EventNotifyModel : Model<EventNotifyModel, 2> {
+    Event event;
+    rl::var<int> data{0};
+    void thread(unsigned index) {
+        if (index == 0) {
+            data($).store(1);
+            event.notify();
+        } else {
+            event.wait();
+            RL_ASSERT(data($).load() == 1);  // the notify's release reached us
+        }
+    }
+};
+
+struct EventTwoSleepersModel : Model<EventTwoSleepersModel, 3> {
+    Event event;
+    void thread(unsigned index) {
+        if (index == 0) {
+            event.notify();
+            event.shutdown();
+        } else {
+            event.wait();
+        }
+    }
+};
+
+struct EventLateNotifyModel : Model<EventLateNotifyModel, 4> {
+    Event event;
+    void thread(unsigned index) {
+        if (index == 0)
+            event.notify();
+        else if (index == 1)
+            event.shutdown();
+        else
+            event.wait();
+    }
+};
+
+struct EventThreeWaitersModel : Model<EventThreeWaitersModel, 4> {
+    Event event;
+    void thread(unsigned index) {
+        if (index == 0) {
+            event.notify();
+            event.notify();
+            event.shutdown();
+        } else {
+            event.wait();
+        }
+    }
+};
+
+// ---- WaitGroup: done() from two threads, the waiter frees the group -------
+struct WaitGroupModel : Model<WaitGroupModel, 3> {
+    WaitGroup* group = nullptr;
+    rl::var<int> work[2];
+    void before() {
+        Model::before();
+        group = new WaitGroup;  // Relacy's heap: a done() touching it after wait() returns is caught
+        group->add(2);
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            group->wait();
+            RL_ASSERT(work[0]($).load() == 1 && work[1]($).load() == 1);
+            delete group;
+            group = nullptr;
+        } else {
+            work[index - 1]($).store(1);
+            group->done();
+        }
+    }
+};
+
+// ---- Sync protocol: no task stranded while every worker sleeps -------------
+// The pool with max_threads workers; the main thread schedules tasks (one
+// of which schedules a child from inside the pool) and waits on a WaitGroup
+// for all of them WITHOUT shutting down: join()'s drain cannot hide a
+// stranded task. A lost wake-up leaves every worker asleep on the idle event
+// and the main thread asleep on the group: a Relacy deadlock (spurious
+// wake-ups off). Then shutdown, join, and the pool is freed at once.
+template <std::uint32_t Workers, int Outside, bool Child>
+struct SyncModel : Model<SyncModel<Workers, Outside, Child>, 1, Workers> {
+    struct Job : Counted {
+        SyncModel* model = nullptr;
+        Job() : Counted(&run) {}
+        static void run(Task* t) {
+            Job* self = static_cast<Job*>(t);
+            Counted::bump(t);
+            if (Child && self == &self->model->jobs[0]) self->model->pool->schedule(self->model->jobs[Outside]);
+            self->model->group.done();
+        }
+    };
+    static constexpr int total = Outside + (Child ? 1 : 0);
+    Pool* pool = nullptr;
+    WaitGroup group;
+    Job jobs[total];
+
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = Workers;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        for (auto& j : jobs) j.model = this;
+        group.add(total);
+        for (int i = 0; i < Outside; ++i) pool->schedule(jobs[i]);
+        group.wait();
+        expect_each_once(jobs);
+        delete pool;  // shutdown + join, then free: a late touch of the pool is caught
+    }
+};
+
+// ---- Pool end to end: shutdown + join with the drain, pool freed at once ---
+// Tasks come from outside and from tasks; shutdown() may race the workers;
+// join() drains; every task ran exactly once, and nothing touches the pool
+// after join() returns (it is deleted right away).
+template <std::uint32_t Workers, int Outside, bool Child>
+struct PoolModel : Model<PoolModel<Workers, Outside, Child>, 1, Workers> {
+    struct Job : Counted {
+        PoolModel* model = nullptr;
+        Job() : Counted(&run) {}
+        static void run(Task* t) {
+            Job* self = static_cast<Job*>(t);
+            Counted::bump(t);
+            if (Child && self == &self->model->jobs[0]) self->model->pool->schedule(self->model->jobs[Outside]);
+        }
+    };
+    static constexpr int total = Outside + (Child ? 1 : 0);
+    Pool* pool = nullptr;
+    Job jobs[total];
+
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = Workers;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        for (auto& j : jobs) j.model = this;
+        for (int i = 0; i < Outside; ++i) pool->schedule(jobs[i]);
+        pool->shutdown();
+        pool->join();
+        expect_each_once(jobs);
+        delete pool;
+    }
+};
+
+// ---- a task scheduled again after it ran ----------------------------------
+// Two tasks go to the global queue from outside (the second's link then
+// points at the first); the first to run schedules the second once more,
+// from the worker, into the worker's ring. The rescheduled task must carry
+// no stale link (I1 of batch.hpp): the first runs once, the second twice.
+struct RescheduleModel : Model<RescheduleModel, 1, 1> {
+    struct Job : Counted {
+        RescheduleModel* model = nullptr;
+        Job() : Counted(&run) {}
+        static void run(Task* t) {
+            Job* self = static_cast<Job*>(t);
+            Counted::bump(t);
+            Job& again = self->model->jobs[1];
+            if (self == &self->model->jobs[0] && again.runs($).load() == 1) self->model->pool->schedule(again);
+        }
+    };
+    Pool* pool = nullptr;
+    Job jobs[2];
+
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        for (auto& j : jobs) j.model = this;
+        pool->schedule(jobs[0]);
+        pool->schedule(jobs[1]);
+        pool->shutdown();
+        pool->join();
+        RL_ASSERT(jobs[0].runs($).load() == 1);
+        RL_ASSERT(jobs[1].runs($).load() == 1 || jobs[1].runs($).load() == 2);
+        delete pool;
+    }
+};
+
+// ---- join() waiting before shutdown() with no worker ever spawned ---------
+// One thread joins while another shuts down; every spawn fails. Only
+// shutdown() can wake the joiner (B1): without it, a deadlock.
+struct JoinFirstModel : Model<JoinFirstModel, 2, 1> {
+    Pool* pool = nullptr;
+    Counted task;
+    void before() {
+        Model::before();
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        pool->schedule(task);  // the spawn fails: the task waits for the drain
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            RL_ASSERT(task.runs($).load() == 1);
+        } else {
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
+// ---- the registry ----------------------------------------------------------
+
+struct Entry {
+    bool (*run)(rl::test_params&);
+    bool spurious;  // futex wake-ups may be spurious (safety) or not (liveness)
+    P::SpawnFailure spawn;
+    const char* claim;
+};
+
+template <class T>
+bool run(rl::test_params& params) {
+    return rl::simulate<T>(params);
+}
+
+const std::map<std::string, Entry>& registry() {
+    using F = P::SpawnFailure;
+    static const std::map<std::string, Entry> r = {
+        {"queue", {run<QueueModel>, true, F::never, "every pushed task is popped once; links and cache race-free"}},
+        {"buffer_steal", {run<BufferStealModel>, true, F::never, "push overflow/migrate and pop vs a thief, across the wrap: each task once"}},
+        {"buffer_consume", {run<BufferConsumeModel>, true, F::never, "consume from a queue vs two thieves, across the wrap: each task once"}},
+        {"event_notify", {run<EventNotifyModel>, false, F::never, "a notify reaches its waiter and publishes the notifier's writes"}},
+        {"event_two_sleepers", {run<EventTwoSleepersModel>, false, F::never, "two sleepers, notify then shutdown: both return"}},
+        {"event_late_notify", {run<EventLateNotifyModel>, false, F::never, "notify racing shutdown cannot undo it: both waiters return"}},
+        {"event_three_waiters", {run<EventThreeWaitersModel>, false, F::never, "three waiters, two notifies, shutdown: all return"}},
+        {"wait_group", {run<WaitGroupModel>, true, F::never, "wait() returns after both done(), and the group may be freed at once"}},
+        {"sync_1w_2t", {run<SyncModel<1, 2, false>>, false, F::never, "1 worker, 2 tasks from outside: none stranded"}},
+        {"sync_2w_1t_child", {run<SyncModel<2, 1, true>>, false, F::never, "2 workers, a task and its child: none stranded"}},
+        {"sync_2w_2t", {run<SyncModel<2, 2, false>>, false, F::never, "2 workers, 2 tasks from outside: none stranded"}},
+        {"sync_spawn_fails_first", {run<SyncModel<1, 2, false>>, false, F::first, "the first spawn fails: the next schedule() retries it"}},
+        {"pool_1w_1t", {run<PoolModel<1, 1, false>>, true, F::never, "1 worker: task ran once, pool freed right after join"}},
+        {"pool_1w_2t_child", {run<PoolModel<1, 2, true>>, true, F::never, "1 worker, tasks from outside and a child: each once"}},
+        {"pool_2w_1t_child", {run<PoolModel<2, 1, true>>, true, F::never, "2 workers, a task and its child: each once, no late touch"}},
+        {"pool_2w_3t", {run<PoolModel<2, 3, false>>, true, F::never, "2 workers, 3 tasks, shutdown racing the workers"}},
+        {"pool_spawn_maybe_fails", {run<PoolModel<2, 2, false>>, true, F::maybe, "any spawn may fail: tasks still run once (drain)"}},
+        {"pool_spawn_always_fails", {run<PoolModel<1, 2, true>>, true, F::always, "no worker ever starts: join() drains everything"}},
+        {"pool_reschedule", {run<RescheduleModel>, true, F::never, "a task scheduled again after it ran carries no stale link"}},
+        {"join_before_shutdown", {run<JoinFirstModel>, false, F::always, "join() waiting before shutdown() with no worker returns"}},
+    };
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    zap_model::print_mutations();  // also reads ZAP_MUTATE before any execution allocates
+    if (argc < 2 || registry().count(argv[1]) == 0) {
+        std::fprintf(stderr, "usage: zap_model TEST [--sched full|bound|random] [--bound N] [--iterations N] [--expect RESULT]\ntests:\n");
+        for (const auto& [name, entry] : registry()) std::fprintf(stderr, "  %-24s %s\n", name.c_str(), entry.claim);
+        return 2;
+    }
+    const std::string name = argv[1];
+    const Entry& entry = registry().at(name);
+    rl::test_params params;
+    params.search_type = rl::sched_bound;
+    params.context_bound = 2;
+    params.iteration_count = 100000;
+    params.execution_depth_limit = 20000;
+    params.progress_stream = &std::cout;  // a line every progress_output_period seconds
+    params.progress_output_period = 20;
+    std::string expect = "success";
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const std::string key = argv[i], value = argv[i + 1];
+        if (key == "--sched") {
+            params.search_type = value == "full" ? rl::sched_full : value == "random" ? rl::sched_random : rl::sched_bound;
+        } else if (key == "--bound") {
+            params.context_bound = static_cast<unsigned>(std::stoul(value));
+        } else if (key == "--iterations") {
+            params.iteration_count = std::stoull(value);
+        } else if (key == "--expect") {
+            expect = value;
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", key.c_str());
+            return 2;
+        }
+    }
+    P::spurious_wakeups = entry.spurious;
+    P::spawn_failure = entry.spawn;
+
+    const char* spawn_names[] = {"never", "maybe", "always", "first"};
+    std::printf("model %s: %s\n", name.c_str(), entry.claim);
+    std::printf("scheduler: %s", rl::format(params.search_type));
+    if (params.search_type == rl::sched_bound) std::printf(", context bound %u (preemptions)", params.context_bound);
+    if (params.search_type == rl::sched_random) std::printf(", %llu iterations", static_cast<unsigned long long>(params.iteration_count));
+    std::printf("; spurious wake-ups %s; spawn failure %s; ring capacity %u\n", entry.spurious ? "on" : "off",
+                spawn_names[static_cast<int>(entry.spawn)], P::ring_capacity);
+    std::fflush(stdout);
+
+    entry.run(params);
+
+    const std::map<std::string, rl::test_result_e> kinds = {
+        {"success", rl::test_result_success},          {"deadlock", rl::test_result_deadlock},
+        {"race", rl::test_result_data_race},            {"assert", rl::test_result_user_assert_failed},
+        {"freed", rl::test_result_access_to_freed_memory}, {"leak", rl::test_result_memory_leak},
+        {"livelock", rl::test_result_livelock},
+    };
+    std::printf("executions explored: %llu; result: %s\n", static_cast<unsigned long long>(params.stop_iteration),
+                rl::test_result_str(params.test_result));
+    if (kinds.count(expect) == 0) {
+        std::fprintf(stderr, "unknown --expect %s\n", expect.c_str());
+        return 2;
+    }
+    const bool ok = params.test_result == kinds.at(expect);
+    std::printf("%s: expected %s\n", ok ? "PASS" : "FAIL", expect.c_str());
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,89 @@
+# Model test registrations (included from model/CMakeLists.txt).
+#
+# Label `model`: each claim under a bounded search (context bound = number of
+# preemptions Relacy may insert) where that finishes in seconds, plus a
+# random-scheduler run; label `model-deep`: the same claims with larger
+# bounds and more random executions (configure with -DZAP_MODEL_DEEP=ON). `seed.*` and `bite.*` tests run a model
+# on a seeded bug (a seed behaviour from model/seed/*.patch, or an ordering
+# weakened through ZAP_MUTATE) and pass only when Relacy reports the
+# expected failure: they prove that each check can fail.
+
+set(Z zap_model)
+set(src ${PROJECT_SOURCE_DIR}/src/zap)
+
+# name bound random-iterations deep-bound deep-random-iterations
+set(ZAP_MODEL_BOUNDED
+  "queue 2 200000 3 2000000"
+  "buffer_steal 2 200000 3 2000000"
+  "buffer_consume 1 100000 2 1000000"
+  "event_notify 2 100000 4 1000000"
+  "event_two_sleepers 2 100000 3 1000000"
+  "event_late_notify 1 100000 2 1000000"
+  "event_three_waiters 1 100000 2 1000000"
+  "wait_group 1 100000 2 1000000"
+  "join_before_shutdown 1 100000 2 1000000")
+foreach(spec ${ZAP_MODEL_BOUNDED})
+  separate_arguments(spec)
+  list(GET spec 0 name)
+  list(GET spec 1 bound)
+  list(GET spec 2 iterations)
+  list(GET spec 3 deep_bound)
+  list(GET spec 4 deep_iterations)
+  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound ${bound})
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${iterations})
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.bound BINARY ${Z} ARGS ${name} --bound ${deep_bound} LABEL model-deep)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${deep_iterations}
+                   LABEL model-deep)
+  endif()
+endforeach()
+
+# The pool's protocol and end-to-end models: no context bound finishes
+# (spin and retry loops are free for the bounded scheduler), so random only.
+set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_spawn_fails_first pool_1w_1t pool_1w_2t_child
+    pool_2w_1t_child pool_2w_3t pool_spawn_maybe_fails pool_spawn_always_fails pool_reschedule)
+foreach(name ${ZAP_MODEL_RANDOM})
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 3000000
+                   LABEL model-deep)
+  endif()
+endforeach()
+
+# ---- seed behaviours (model/seed/*.patch): the models find each defect ----
+macro(zap_seed name binary_seed test expect)
+  zap_model_test(NAME model.seed.${name} BINARY zap_model_seed_${binary_seed} ARGS ${test} ${ARGN} --expect ${expect})
+endmacro()
+zap_seed(event_shutdown_wake event-shutdown-wake event_two_sleepers deadlock --bound 2)
+zap_seed(event_shutdown_wake_3 event-shutdown-wake event_three_waiters deadlock --bound 1)
+zap_seed(event_late_notify event-late-notify event_late_notify deadlock --bound 1)
+zap_seed(spawn_failed spawn-failed sync_spawn_fails_first deadlock --sched random --iterations 100000)
+zap_seed(shutdown_join_notify shutdown-join-notify join_before_shutdown deadlock --bound 1)
+zap_seed(join_no_thread_join join-no-thread-join pool_1w_1t freed --sched random --iterations 100000)
+zap_seed(join_no_thread_join_2w join-no-thread-join pool_2w_1t_child freed --sched random --iterations 100000)
+zap_seed(batch_stale_next batch-stale-next pool_reschedule assert --sched random --iterations 100000)
+zap_seed(no_drain no-drain pool_spawn_always_fails assert --bound 1)
+zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 100000)
+
+# The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
+# after taking the notification): both fences of A2/A5 removed.
+zap_line(a2 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 1)  # notify()
+zap_line(a5 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 2)  # wait()
+set(seed_fences "src/zap/thread_pool.hpp:${a2}=relaxed,src/zap/thread_pool.hpp:${a5}=relaxed")
+foreach(name sync_1w_2t sync_2w_2t sync_2w_1t_child)
+  zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
+                 ARGS ${name} --sched random --iterations 200000 --expect deadlock)
+endforeach()
+
+# ---- bites: one weakened ordering per part model --------------------------
+macro(zap_bite name test file regex order expect)
+  zap_line(line ${src}/${file} "${regex}")
+  zap_model_test(NAME model.bite.${name} BINARY ${Z} MUTATE "src/zap/${file}:${line}=${order}"
+                 ARGS ${test} ${ARGN} --expect ${expect})
+endmacro()
+zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
+zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
+zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
+zap_bite(event_post event_notify event.hpp "state_.compare_exchange_weak(previous, value" relaxed race --bound 1)
+zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak(state, next" relaxed race --bound 1)
+zap_bite(wait_group_waking wait_group wait_group.hpp "state_.fetch_and(~waking" relaxed race --bound 1)
