@@ -55,6 +55,17 @@ struct ChaosRates {
 };
 inline ChaosRates chaos_rates;
 
+// What was injected (whole process), so a run can show that chaos happened.
+struct ChaosStats {
+    std::atomic<std::uint64_t> points{0};  // atomic operations and fences passed through
+    std::atomic<std::uint64_t> yields{0};
+    std::atomic<std::uint64_t> sleeps{0};
+    std::atomic<std::uint64_t> cas_failures{0};
+    std::atomic<std::uint64_t> spurious_wakes{0};
+    std::atomic<std::uint64_t> wake_alls{0};
+};
+inline ChaosStats chaos_stats;
+
 namespace detail {
 
 inline std::atomic<std::uint64_t> chaos_seed{0};
@@ -98,10 +109,13 @@ inline void set_chaos_seed(std::uint64_t seed) noexcept {
 // A point where the pool touches shared state: note it, then maybe lose the CPU.
 inline void chaos_point(const char* op, zap::SourceLocation loc) noexcept {
     note(op, loc);
+    chaos_stats.points.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t r = detail::draw();
     if (detail::one_in(r, chaos_rates.yield_one_in)) {
+        chaos_stats.yields.fetch_add(1, std::memory_order_relaxed);
         sched_yield();
     } else if (detail::one_in(r >> 8, chaos_rates.sleep_one_in)) {
+        chaos_stats.sleeps.fetch_add(1, std::memory_order_relaxed);
         const std::uint32_t max = chaos_rates.max_sleep_us.load(std::memory_order_relaxed);
         std::this_thread::sleep_for(std::chrono::microseconds(1 + (r >> 32) % (max == 0 ? 1 : max)));
     }
@@ -124,6 +138,7 @@ struct SpawnFaults {
     static inline std::atomic<std::uint32_t> fail_one_in{3};
     static inline std::atomic<std::uint64_t> attempts{0};
     static inline std::atomic<std::uint64_t> failures{0};
+    static inline std::atomic<std::uint64_t> total_failures{0};  // never reset
     static inline std::atomic<std::uint64_t> live{0};  // spawned threads that have not returned
 
     static void reset(SpawnPolicy p) noexcept {
@@ -152,6 +167,7 @@ struct SpawnFaults {
     static bool spawn(const zap::ThreadOptions& options, void* (*entry)(void*), void* arg) noexcept {
         if (should_fail()) {
             failures.fetch_add(1, std::memory_order_relaxed);
+            total_failures.fetch_add(1, std::memory_order_relaxed);
             note("spawn refused");
             return false;
         }
@@ -209,6 +225,7 @@ struct ChaosPlatform : zap::StdPlatform {
             chaos_point("cas_weak", loc);
             if (detail::one_in(detail::draw(), chaos_rates.cas_fail_one_in)) {
                 // A spurious failure: report the current value, as a real one does.
+                chaos_stats.cas_failures.fetch_add(1, std::memory_order_relaxed);
                 expected = Base::load(failure, loc);
                 return false;
             }
@@ -257,6 +274,7 @@ struct ChaosPlatform : zap::StdPlatform {
             if (timeout != nullptr && *timeout <= nap) return zap::StdPlatform::futex_wait(word, expected, timeout, loc);
             if (nap.count() > 0) zap::StdPlatform::futex_wait(word, expected, &nap, loc);
             note("spurious wake", loc);
+            chaos_stats.spurious_wakes.fetch_add(1, std::memory_order_relaxed);
             return true;
         }
         return zap::StdPlatform::futex_wait(word, expected, timeout, loc);
@@ -265,6 +283,7 @@ struct ChaosPlatform : zap::StdPlatform {
     static void futex_wake(Atomic<std::uint32_t>& word, std::uint32_t count, Loc loc = Loc::current()) noexcept {
         chaos_point("futex_wake", loc);
         const bool all = detail::one_in(detail::draw(), chaos_rates.wake_all_one_in);
+        if (all) chaos_stats.wake_alls.fetch_add(1, std::memory_order_relaxed);
         zap::StdPlatform::futex_wake(word, all ? std::numeric_limits<std::uint32_t>::max() : count, loc);
     }
 

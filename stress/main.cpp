@@ -2,12 +2,13 @@
 // chaos platform, checks their invariants, and turns a hang into a failure.
 //
 //   zap_stress [--scenario NAME|all] [--platform std|chaos|both] [--seed N]
-//              [--duration SECONDS] [--scale X] [--watchdog SECONDS] [--verbose] [--list]
+//              [--rounds N] [--duration SECONDS] [--scale X] [--watchdog SECONDS]
+//              [--verbose] [--list]
 //
-// Without --duration every selected scenario runs once per platform, with the
-// given seed (a random one if none is given). With --duration the selection
-// is repeated, each round with a fresh seed derived from the first, until the
-// time is up (soak mode). The last line gives the number of tasks executed.
+// Every selected scenario runs once per platform and round (--rounds, 1 by
+// default); round 0 uses the given seed (a random one if none is given), each
+// later round a fresh seed derived from it. With --duration the rounds go on
+// until the time is up (soak mode). The last line gives the number of tasks executed.
 // A failed check or a hang prints the run's seed and the replay command line.
 #include "chaos_platform.hpp"
 #include "scenarios.hpp"
@@ -70,7 +71,8 @@ const Scenario scenarios[] = {
     std::fprintf(stderr,
                  "zap_stress: %s\n"
                  "usage: zap_stress [--scenario NAME|all] [--platform std|chaos|both] [--seed N]\n"
-                 "                  [--duration SECONDS] [--scale X] [--watchdog SECONDS] [--verbose] [--list]\n",
+                 "                  [--rounds N] [--duration SECONDS] [--scale X] [--watchdog SECONDS]\n"
+                 "                  [--verbose] [--list]\n",
                  why);
     std::exit(2);
 }
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
     std::string platform = "both";
     std::uint64_t seed = std::random_device{}() * 0x100000001ULL ^ std::random_device{}();
     double duration = 0;
+    std::uint64_t rounds = 1;
     double scale = 1;
     double watchdog_limit = 60;
     bool verbose = false;
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
         else if (arg == "--platform") platform = value();
         else if (arg == "--seed") seed = parse_u64(value());
         else if (arg == "--duration") duration = std::atof(value());
+        else if (arg == "--rounds") rounds = parse_u64(value());
         else if (arg == "--scale") scale = std::atof(value());
         else if (arg == "--watchdog") watchdog_limit = std::atof(value());
         else if (arg == "--verbose") verbose = true;
@@ -210,8 +214,18 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(stress::progress.total_executed.load()));
             std::fflush(stdout);
         }
-        if (duration <= 0 || elapsed() >= duration) break;
+        if (duration > 0 ? elapsed() >= duration : round + 1 >= rounds) break;
     }
+    const auto& c = stress::chaos_stats;
+    if (platform != "std")
+        std::printf("zap_stress: chaos injected: %llu points, %llu yields, %llu sleeps, %llu spurious CAS failures, "
+                    "%llu spurious futex wake-ups, %llu wake-alls, %llu spawn failures (both platforms)\n",
+                    static_cast<unsigned long long>(c.points.load()), static_cast<unsigned long long>(c.yields.load()),
+                    static_cast<unsigned long long>(c.sleeps.load()),
+                    static_cast<unsigned long long>(c.cas_failures.load()),
+                    static_cast<unsigned long long>(c.spurious_wakes.load()),
+                    static_cast<unsigned long long>(c.wake_alls.load()),
+                    static_cast<unsigned long long>(SpawnFaults::total_failures.load()));
     std::printf("zap_stress: passed: %llu runs in %.1f s; tasks executed: %llu\n",
                 static_cast<unsigned long long>(runs), elapsed(),
                 static_cast<unsigned long long>(stress::progress.total_executed.load()));
