@@ -39,6 +39,7 @@ struct Run {
 
 // Called first thing in every task callback.
 inline void executed() noexcept {
+    note("task");  // a worker whose last note is this is in a task, or idle since
     progress.executed.fetch_add(1, std::memory_order_relaxed);
     progress.total_executed.fetch_add(1, std::memory_order_relaxed);
 }
@@ -594,6 +595,14 @@ struct Kit {
             const std::size_t parents = run.size(40);
             auto tasks = std::make_unique<Counted[]>(n);
             auto ps = std::make_unique<Parent[]>(parents);
+            // After one failed spawn the next schedule() must try again (the
+            // seed did not): with `first`, the tasks must run without join().
+            const bool wait_outside = policy == SpawnPolicy::first;
+            WaitGroup wg;
+            if (wait_outside) {
+                wg.add(static_cast<std::uint32_t>(n));
+                for (std::size_t i = 0; i < n; ++i) tasks[i].wg = &wg;
+            }
             {
                 Pool pool(pool_config(static_cast<std::uint32_t>(run.between(1, 4))));
                 if (run.below(2) == 0) pool.warm(pool.max_threads());
@@ -607,6 +616,10 @@ struct Kit {
                         scheduled(1);
                         pool.schedule(ps[p++]);
                     }
+                }
+                if (wait_outside) {
+                    note("wait group (outside)");
+                    wg.wait();
                 }
                 stage("spawn_failure: destroying pool");
             }
