@@ -70,7 +70,7 @@ zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 1000
 zap_line(a2 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 1)  # notify()
 zap_line(a5 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 2)  # wait()
 set(seed_fences "src/zap/thread_pool.hpp:${a2}=relaxed,src/zap/thread_pool.hpp:${a5}=relaxed")
-foreach(name sync_1w_2t sync_2w_2t sync_2w_1t_child)
+foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K random runs
   zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
                  ARGS ${name} --sched random --iterations 200000 --expect deadlock)
 endforeach()
@@ -86,4 +86,6 @@ zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory
 zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
 zap_bite(event_post event_notify event.hpp "state_.compare_exchange_weak(previous, value" relaxed race --bound 1)
 zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak(state, next" relaxed race --bound 1)
-zap_bite(wait_group_waking wait_group wait_group.hpp "state_.fetch_and(~waking" relaxed race --bound 1)
+# Not a bite: WAKING's clear (wait_group.hpp, fetch_and) weakened to relaxed
+# survives, since the RMW continues the release sequence of the last done()'s
+# CAS and the use-after-free check is on real order, not happens-before.
