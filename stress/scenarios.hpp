@@ -637,22 +637,24 @@ struct Kit {
     }
 
     // ---- nested: fork-join fib where every fork waits on a WaitGroup inside a task.
+    // A task computing pfib(n): the forked half of pfib, and the root.
+    struct Fork : Task {
+        Pool* pool;
+        unsigned n;
+        std::uint64_t result = 0;
+        WaitGroup wg;
+        Fork(Pool* p, unsigned n_) : Task(&run), pool(p), n(n_) { wg.add(1); }
+        static void run(Task* t) {
+            executed();
+            auto* self = static_cast<Fork*>(t);
+            self->result = pfib(*self->pool, self->n);
+            self->wg.done();  // our last touch: whoever waits may return and free us
+        }
+    };
+
     static std::uint64_t pfib(Pool& pool, unsigned n) {
         if (n < 2) return n;
-        struct Child : Task {
-            Pool* pool;
-            unsigned n;
-            std::uint64_t result = 0;
-            WaitGroup wg;
-            Child(Pool* p, unsigned n_) : Task(&run), pool(p), n(n_) {}
-            static void run(Task* t) {
-                executed();
-                auto* self = static_cast<Child*>(t);
-                self->result = pfib(*self->pool, self->n);
-                self->wg.done();  // our last touch: the parent may return and free us
-            }
-        } child(&pool, n - 1);
-        child.wg.add(1);
+        Fork child(&pool, n - 1);  // on our stack: we wait for it before returning
         scheduled(1);
         pool.schedule(child);
         const std::uint64_t b = pfib(pool, n - 2);
@@ -666,25 +668,11 @@ struct Kit {
         for (std::uint32_t threads : {1u, 2u, 4u}) {
             stage("nested: round");
             const auto n = static_cast<unsigned>(run.between(top > 3 ? top - 3 : 1, top));
-            struct Root : Task {
-                Pool* pool;
-                unsigned n;
-                std::uint64_t result = 0;
-                WaitGroup wg;
-                Root(Pool* p, unsigned n_) : Task(&run), pool(p), n(n_) {}
-                static void run(Task* t) {
-                    executed();
-                    auto* self = static_cast<Root*>(t);
-                    self->result = pfib(*self->pool, self->n);
-                    self->wg.done();
-                }
-            };
             std::uint64_t result = 0;
             {
                 // Helping waits nest on the worker's stack: give it room.
                 Pool pool(pool_config(threads, 64 << 20));
-                Root root(&pool, n);
-                root.wg.add(1);
+                Fork root(&pool, n);
                 scheduled(1);
                 pool.schedule(root);
                 note("wait group (outside)");
