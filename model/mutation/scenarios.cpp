@@ -1,0 +1,152 @@
+// model/mutation/scenarios.cpp - model scenarios added for the ordering
+// mutation table (docs/orderings.md): each one kills a weakening that the
+// main model suite (model/model_tests.cpp) let survive. Same Relacy platform,
+// same src/zap; built with a ring of 4 (ZAP_MODEL_RING) so that a steal can
+// take more than one task.
+//
+// Usage: zap_model_mutation TEST [--sched full|bound|random] [--bound N] [--iterations N]
+#include "relacy_platform.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+using P = zap::RelacyPlatform;
+using Task = zap::BasicTask<P>;
+using Batch = zap::BasicBatch<P>;
+using Buffer = zap::detail::Buffer<P>;
+using Event = zap::detail::Event<P>;
+
+struct Counted : Task {
+    Counted() : Task(&bump) {}
+    static void bump(Task* t) {
+        auto* self = static_cast<Counted*>(t);
+        self->runs($).store(self->runs($).load() + 1);
+    }
+    rl::var<int> runs{0};
+};
+
+void run(Task* task) {
+    RL_ASSERT(task != nullptr);  // a slot read before its write was published
+    if (task != nullptr) task->run();
+}
+
+template <class Derived, rl::thread_id_t Static>
+struct Model : rl::test_suite<Derived, Static> {
+    void before() { P::reset(); }
+};
+
+// event_shutdown_publishes: Event's step 1 promises that a wait() returning
+// because of SHUTDOWN synchronizes with shutdown(), like a notification
+// does. Kills event.hpp's acquire re-read of SHUTDOWN weakened to relaxed.
+struct EventShutdownPublishes : Model<EventShutdownPublishes, 2> {
+    Event event;
+    rl::var<int> data{0};
+    void thread(unsigned index) {
+        if (index == 0) {
+            data($).store(1);
+            event.shutdown();
+        } else {
+            event.wait();
+            RL_ASSERT(data($).load() == 1);
+        }
+    }
+};
+
+// steal_twice: the owner pushes three tasks into a ring of four; thief A
+// steals ceil(3/2) = 2, keeps one in its own ring and publishes it with the
+// release store of tail at the end of steal(); thief B steals from A's ring.
+// Kills that store weakened to relaxed (B reads the slot before A's write).
+struct StealTwice : Model<StealTwice, 3> {
+    Buffer owner, a, b;
+    Counted tasks[3];
+    rl::atomic<int> a_stole{0};
+    void thread(unsigned index) {
+        Buffer::Stole got{};
+        if (index == 0) {
+            Batch batch;
+            for (auto& t : tasks) batch.push(t);
+            auto list = batch.take_list();
+            RL_ASSERT(owner.push(list));
+            while (Task* t = owner.pop()) t->run();
+        } else if (index == 1) {
+            if (a.steal(owner, got)) {
+                a_stole($).store(1, rl::mo_relaxed);  // orders nothing: only starts B's attempt
+                run(got.task);
+                while (Task* t = a.pop()) t->run();
+            }
+        } else {
+            if (a_stole($).load(rl::mo_relaxed) == 0) return;
+            if (b.steal(a, got)) {
+                run(got.task);
+                while (Task* t = b.pop()) t->run();
+            }
+        }
+    }
+    void after() {
+        for (Buffer* r : {&owner, &a, &b})
+            while (Task* t = r->pop()) t->run();
+        for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
+    }
+};
+
+template <class T>
+bool simulate(rl::test_params& params) {
+    return rl::simulate<T>(params);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    zap_model::print_mutations();
+    struct Entry {
+        const char* name;
+        bool (*run)(rl::test_params&);
+        bool spurious;
+        const char* claim;
+    };
+    static const Entry tests[] = {
+        {"event_shutdown_publishes", simulate<EventShutdownPublishes>, true,
+         "a wait() ended by shutdown() sees the writes made before shutdown()"},
+        {"steal_twice", simulate<StealTwice>, true,
+         "a steal of two tasks publishes the one it keeps to the next thief"},
+    };
+    const Entry* entry = nullptr;
+    for (const Entry& e : tests)
+        if (argc > 1 && std::strcmp(argv[1], e.name) == 0) entry = &e;
+    if (entry == nullptr) {
+        std::fprintf(stderr, "usage: zap_model_mutation TEST [--sched full|bound|random] [--bound N] [--iterations N]\n");
+        for (const Entry& e : tests) std::fprintf(stderr, "  %-26s %s\n", e.name, e.claim);
+        return 2;
+    }
+    rl::test_params params;
+    params.search_type = rl::sched_bound;
+    params.context_bound = 2;
+    params.iteration_count = 100000;
+    params.execution_depth_limit = 20000;
+    params.progress_stream = nullptr;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const std::string key = argv[i], value = argv[i + 1];
+        if (key == "--sched")
+            params.search_type = value == "full" ? rl::sched_full : value == "random" ? rl::sched_random : rl::sched_bound;
+        else if (key == "--bound")
+            params.context_bound = static_cast<unsigned>(std::stoul(value));
+        else if (key == "--iterations")
+            params.iteration_count = std::stoull(value);
+    }
+    P::spurious_wakeups = entry->spurious;
+    std::printf("model %s: %s\n", entry->name, entry->claim);
+    std::printf("scheduler: %s", rl::format(params.search_type));
+    if (params.search_type == rl::sched_bound) std::printf(", context bound %u (preemptions)", params.context_bound);
+    if (params.search_type == rl::sched_random)
+        std::printf(", %llu iterations", static_cast<unsigned long long>(params.iteration_count));
+    std::printf("; spurious wake-ups %s; ring capacity %u\n", entry->spurious ? "on" : "off", P::ring_capacity);
+    std::fflush(stdout);
+    entry->run(params);
+    std::printf("executions explored: %llu; result: %s\n", static_cast<unsigned long long>(params.stop_iteration),
+                rl::test_result_str(params.test_result));
+    const bool ok = params.test_result == rl::test_result_success;
+    std::printf("%s: expected success\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
+}
