@@ -9,11 +9,12 @@ ZAP_FAILED=0
 # Debian packages the builds need; installed only when missing.
 zap_install_deps() {
   local wanted=(cmake make g++ clang libclang-rt-14-dev libgtest-dev relacy-dev libbenchmark-dev
-                libtbb-dev libboost-dev default-jre-headless python3)
+                libtbb-dev libboost-dev python3 patch)
   local missing=()
   for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
+  command -v java >/dev/null || missing+=(default-jre-headless)  # for TLC, when its jar is present
   if ((${#missing[@]})); then
     echo "== installing: ${missing[*]}"
     if [ "$(id -u)" -ne 0 ]; then
