@@ -83,10 +83,11 @@ public:
                 continue;
             }
             const Index migrate = size / 2;
-            // Orders our reads of the migrated slots after the thieves' CASes
-            // that came before ours (release half of steal()'s CAS).
+            // Success and failure both acquire, like the load of head above:
+            // a failure means thieves moved head, and the loop may then
+            // overwrite the slots they read (release half of steal()'s CAS).
             if (head_.compare_exchange_weak(head, head + migrate, std::memory_order_acquire,
-                                            std::memory_order_relaxed)) {
+                                            std::memory_order_acquire)) {
                 list = link_migrated(head, migrate, list);
                 return false;
             }
@@ -172,11 +173,14 @@ public:
 private:
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }
 
-    // The owner's tail, checked to be the whole ring's end (consume/steal only
-    // refill an empty ring).
+    // The owner's tail, where consume/steal refill the (empty) ring from.
     Index empty_tail() noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
-        ZAP_ASSERT(tail == head_.load(std::memory_order_relaxed), "internal: refilling a ring that is not empty");
+        // Synchronizes with the release half of the thieves' CASes in steal():
+        // the ring looked empty to pop() through a relaxed load of head, and
+        // the slots we are about to overwrite were read by those thieves.
+        [[maybe_unused]] const Index head = head_.load(std::memory_order_acquire);
+        ZAP_ASSERT(tail == head, "internal: refilling a ring that is not empty");
         return tail;
     }
 
