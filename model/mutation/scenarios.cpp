@@ -17,6 +17,7 @@ using Task = zap::BasicTask<P>;
 using Batch = zap::BasicBatch<P>;
 using Buffer = zap::detail::Buffer<P>;
 using Event = zap::detail::Event<P>;
+using WaitGroup = zap::BasicWaitGroup<P>;
 
 struct Counted : Task {
     Counted() : Task(&bump) {}
@@ -91,6 +92,32 @@ struct StealTwice : Model<StealTwice, 3> {
     }
 };
 
+// wait_group_is_done: is_done() is the polling form of wait(): once it
+// returns true the work counted by the group is visible and the group may be
+// freed. Two threads write their work and call done(); the main thread polls
+// is_done(), reads the work, frees the group. Kills is_done()'s acquire load
+// weakened to relaxed (the reads of the work race with the writes).
+struct WaitGroupIsDone : Model<WaitGroupIsDone, 3> {
+    WaitGroup* group = nullptr;
+    rl::var<int> work[2];
+    void before() {
+        Model::before();
+        group = new WaitGroup;
+        group->add(2);
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            while (!group->is_done()) P::spin_hint();
+            RL_ASSERT(work[0]($).load() == 1 && work[1]($).load() == 1);
+            delete group;
+            group = nullptr;
+        } else {
+            work[index - 1]($).store(1);
+            group->done();
+        }
+    }
+};
+
 template <class T>
 bool simulate(rl::test_params& params) {
     return rl::simulate<T>(params);
@@ -111,6 +138,8 @@ int main(int argc, char** argv) {
          "a wait() ended by shutdown() sees the writes made before shutdown()"},
         {"steal_twice", simulate<StealTwice>, true,
          "a steal of two tasks publishes the one it keeps to the next thief"},
+        {"wait_group_is_done", simulate<WaitGroupIsDone>, true,
+         "is_done() true means the counted work is visible and the group may be freed"},
     };
     const Entry* entry = nullptr;
     for (const Entry& e : tests)
