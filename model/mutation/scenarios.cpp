@@ -8,6 +8,7 @@
 #include "relacy_platform.hpp"
 
 #include <cstring>
+#include <iostream>
 #include <string>
 
 namespace {
@@ -18,6 +19,7 @@ using Batch = zap::BasicBatch<P>;
 using Buffer = zap::detail::Buffer<P>;
 using Event = zap::detail::Event<P>;
 using WaitGroup = zap::BasicWaitGroup<P>;
+using Pool = zap::BasicThreadPool<P>;
 
 struct Counted : Task {
     Counted() : Task(&bump) {}
@@ -33,8 +35,9 @@ void run(Task* task) {
     if (task != nullptr) task->run();
 }
 
-template <class Derived, rl::thread_id_t Static>
+template <class Derived, rl::thread_id_t Static, rl::thread_id_t Dynamic = 0>
 struct Model : rl::test_suite<Derived, Static> {
+    static const rl::thread_id_t dynamic_thread_count = Dynamic;
     void before() { P::reset(); }
 };
 
@@ -118,6 +121,37 @@ struct WaitGroupIsDone : Model<WaitGroupIsDone, 3> {
     }
 };
 
+// join_other_thread: one thread schedules two tasks and shuts the pool
+// down while another thread joins (the main suite always schedules, shuts
+// down and joins on one thread). The second schedule() finds `notified` set
+// and leaves Sync alone, so shutdown()'s CAS is the only release of Sync
+// that follows its push, and the one worker may read the shutdown state
+// (relaxed) and leave without seeing that push. The joiner must still run
+// it: its acquire of Sync reaches shutdown()'s release through the worker's
+// fetch_sub (a read-modify-write continues the release sequence). The
+// joiner may also find the worker gone at its first load and never wait.
+struct JoinOtherThread : Model<JoinOtherThread, 2, 1> {
+    Pool* pool = nullptr;
+    Counted tasks[2];
+    void before() {
+        Model::before();
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
+        } else {
+            for (auto& t : tasks) pool->schedule(t);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
 template <class T>
 bool simulate(rl::test_params& params) {
     return rl::simulate<T>(params);
@@ -140,6 +174,8 @@ int main(int argc, char** argv) {
          "a steal of two tasks publishes the one it keeps to the next thief"},
         {"wait_group_is_done", simulate<WaitGroupIsDone>, true,
          "is_done() true means the counted work is visible and the group may be freed"},
+        {"join_other_thread", simulate<JoinOtherThread>, true,
+         "join() on one thread runs every task another thread scheduled before its shutdown()"},
     };
     const Entry* entry = nullptr;
     for (const Entry& e : tests)
@@ -154,7 +190,9 @@ int main(int argc, char** argv) {
     params.context_bound = 2;
     params.iteration_count = 100000;
     params.execution_depth_limit = 20000;
-    params.progress_stream = nullptr;
+    // Relacy writes to it every 2^16 iterations whatever the period: never null.
+    params.progress_stream = &std::cout;
+    params.progress_output_period = 20;
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         if (key == "--sched")
