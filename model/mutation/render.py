@@ -30,7 +30,10 @@ def _verdict(r):
         detail = r.get("detail") or ""
         extra = ""
         if detail and "(" in detail:
-            extra = ": " + detail[detail.index("(") + 1:].rstrip(")")
+            extra = detail[detail.index("(") + 1:].rstrip(")")
+            if extra.lower().startswith(how.lower() + ":"):  # "assertion: task != nullptr"
+                extra = extra[len(how) + 1:].strip()
+            extra = ": " + extra
             if extra.strip(": ").lower() == how.lower() or extra.strip(": ").lower() == how.lower() + " detected":
                 extra = ""
         return f'**killed** by `{r["test"]}`: {how}{_cell(extra)}'
