@@ -301,8 +301,19 @@ struct SyncModel : Model<SyncModel<Workers, Outside, Child>, 1, Workers> {
 // Tasks come from outside and from tasks; shutdown() may race the workers;
 // join() drains; every task ran exactly once, and nothing touches the pool
 // after join() returns (it is deleted right away).
-template <std::uint32_t Workers, int Outside, bool Child>
-struct PoolModel : Model<PoolModel<Workers, Outside, Child>, 1, Workers> {
+// LateJoin: after shutdown() the joiner spins until every worker that
+// started has reached on_thread_exit, so join() typically arrives while the
+// last worker is in unregister(): its first load of Sync may already see
+// shutdown with spawned 0 (B4's fast path, no sleep). That is the window in
+// which the last worker still touches the pool after its fetch_sub (B3: the
+// join event's notify) and only B5's thread join keeps the pool alive.
+// Without LateJoin the joiner is nearly always asleep on the join event by
+// then, and a late touch needs a spurious wake-up between the worker's post
+// and its futex wake followed by a long uninterrupted run of the joiner
+// (drain, destructor): random scheduling almost never produces that
+// (100 K executions of pool_1w_1t did not, docs/model.md).
+template <std::uint32_t Workers, int Outside, bool Child, bool LateJoin = false>
+struct PoolModel : Model<PoolModel<Workers, Outside, Child, LateJoin>, 1, Workers> {
     struct Job : Counted {
         PoolModel* model = nullptr;
         Job() : Counted(&run) {}
@@ -315,15 +326,32 @@ struct PoolModel : Model<PoolModel<Workers, Outside, Child>, 1, Workers> {
     static constexpr int total = Outside + (Child ? 1 : 0);
     Pool* pool = nullptr;
     Job jobs[total];
+    rl::atomic<int> started{0};  // workers past on_thread_start (LateJoin only)
+    rl::atomic<int> exited{0};   // workers at on_thread_exit (LateJoin only)
 
     void thread(unsigned) {
         zap::Config config;
         config.max_threads = Workers;
         config.stack_size = 0;
+        if (LateJoin) {
+            config.on_thread_start = [this] { started($).fetch_add(1, rl::mo_relaxed); };
+            config.on_thread_exit = [this] { exited($).fetch_add(1, rl::mo_relaxed); };
+        }
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
         for (int i = 0; i < Outside; ++i) pool->schedule(jobs[i]);
         pool->shutdown();
+        if (LateJoin) {
+            // Ends: spawns never fail here, so at least one worker starts,
+            // and every started worker leaves after shutdown(). Timing only
+            // (relaxed, no happens-before): join() must not rely on it. The
+            // reads are RMWs so that they see the latest counts.
+            for (;;) {
+                const int e = exited($).fetch_add(0, rl::mo_relaxed);
+                if (e > 0 && e == started($).fetch_add(0, rl::mo_relaxed)) break;
+                rl::yield(1, $);
+            }
+        }
         pool->join();
         expect_each_once(jobs);
         delete pool;
@@ -331,10 +359,13 @@ struct PoolModel : Model<PoolModel<Workers, Outside, Child>, 1, Workers> {
 };
 
 // ---- a task scheduled again after it ran ----------------------------------
-// Two tasks go to the global queue from outside (the second's link then
-// points at the first); the first to run schedules the second once more,
-// from the worker, into the worker's ring. The rescheduled task must carry
-// no stale link (I1 of batch.hpp): the first runs once, the second twice.
+// One batch [A, B] goes to the global queue from outside: A's link points at
+// B. The worker takes both into its ring (consume: B to run, A left in the
+// ring with its link untouched), runs B, then A; A schedules itself once
+// more from its own callback, into the worker's ring. The rescheduled A must
+// carry no stale link (I1 of batch.hpp): Buffer::push follows links until
+// null, so a stale A -> B would push B again and B would run twice. A runs
+// exactly twice (it was scheduled twice), B exactly once.
 struct RescheduleModel : Model<RescheduleModel, 1, 1> {
     struct Job : Counted {
         RescheduleModel* model = nullptr;
@@ -342,8 +373,7 @@ struct RescheduleModel : Model<RescheduleModel, 1, 1> {
         static void run(Task* t) {
             Job* self = static_cast<Job*>(t);
             Counted::bump(t);
-            Job& again = self->model->jobs[1];
-            if (self == &self->model->jobs[0] && again.runs($).load() == 1) self->model->pool->schedule(again);
+            if (self == &self->model->jobs[0] && self->runs($).load() == 1) self->model->pool->schedule(*self);
         }
     };
     Pool* pool = nullptr;
@@ -355,12 +385,14 @@ struct RescheduleModel : Model<RescheduleModel, 1, 1> {
         config.stack_size = 0;
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
-        pool->schedule(jobs[0]);
-        pool->schedule(jobs[1]);
+        Batch batch;
+        batch.push(jobs[0]);
+        batch.push(jobs[1]);
+        pool->schedule(std::move(batch));
         pool->shutdown();
         pool->join();
-        RL_ASSERT(jobs[0].runs($).load() == 1);
-        RL_ASSERT(jobs[1].runs($).load() == 1 || jobs[1].runs($).load() == 2);
+        RL_ASSERT(jobs[0].runs($).load() == 2);
+        RL_ASSERT(jobs[1].runs($).load() == 1);
         delete pool;
     }
 };
@@ -422,10 +454,12 @@ const std::map<std::string, Entry>& registry() {
         {"pool_1w_1t", {run<PoolModel<1, 1, false>>, true, F::never, "1 worker: task ran once, pool freed right after join"}},
         {"pool_1w_2t_child", {run<PoolModel<1, 2, true>>, true, F::never, "1 worker, tasks from outside and a child: each once"}},
         {"pool_2w_1t_child", {run<PoolModel<2, 1, true>>, true, F::never, "2 workers, a task and its child: each once, no late touch"}},
+        {"pool_1w_1t_late_join", {run<PoolModel<1, 1, false, true>>, true, F::never, "1 worker, join() once the worker reached on_thread_exit: pool freed right after join"}},
+        {"pool_2w_1t_child_late_join", {run<PoolModel<2, 1, true, true>>, true, F::never, "2 workers, a task and its child, join() once every started worker reached on_thread_exit: no late touch"}},
         {"pool_2w_3t", {run<PoolModel<2, 3, false>>, true, F::never, "2 workers, 3 tasks, shutdown racing the workers"}},
         {"pool_spawn_maybe_fails", {run<PoolModel<2, 2, false>>, true, F::maybe, "any spawn may fail: tasks still run once (drain)"}},
         {"pool_spawn_always_fails", {run<PoolModel<1, 2, true>>, true, F::always, "no worker ever starts: join() drains everything"}},
-        {"pool_reschedule", {run<RescheduleModel>, true, F::never, "a task scheduled again after it ran carries no stale link"}},
+        {"pool_reschedule", {run<RescheduleModel>, true, F::never, "batch [A, B], A reschedules itself: no stale link drags B in (A twice, B once)"}},
         {"join_before_shutdown", {run<JoinFirstModel>, false, F::always, "join() waiting before shutdown() with no worker returns"}},
     };
     return r;
