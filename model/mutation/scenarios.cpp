@@ -152,6 +152,36 @@ struct JoinOtherThread : Model<JoinOtherThread, 2, 1> {
     void after() { delete pool; }
 };
 
+// join_after_exit: like join_other_thread, but the joiner first waits until
+// the worker has run its on_thread_exit hook (a relaxed flag: no
+// happens-before edge), so join()'s first load of Sync can find the worker
+// gone and join() never waits on its event. Then that load's acquire is the
+// only edge from the worker's unregister() to the joiner.
+struct JoinAfterExit : Model<JoinAfterExit, 2, 1> {
+    Pool* pool = nullptr;
+    Counted tasks[2];
+    rl::atomic<int> exited{0};
+    void before() {
+        Model::before();
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        config.on_thread_exit = [this] { exited($).store(1, rl::mo_relaxed); };
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            while (exited($).load(rl::mo_relaxed) == 0) P::spin_hint();
+            pool->join();
+            for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
+        } else {
+            for (auto& t : tasks) pool->schedule(t);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
 template <class T>
 bool simulate(rl::test_params& params) {
     return rl::simulate<T>(params);
@@ -176,6 +206,8 @@ int main(int argc, char** argv) {
          "is_done() true means the counted work is visible and the group may be freed"},
         {"join_other_thread", simulate<JoinOtherThread>, true,
          "join() on one thread runs every task another thread scheduled before its shutdown()"},
+        {"join_after_exit", simulate<JoinAfterExit>, true,
+         "join() called after the last worker left sees everything the workers did"},
     };
     const Entry* entry = nullptr;
     for (const Entry& e : tests)
