@@ -128,50 +128,29 @@ struct WaitGroupIsDone : Model<WaitGroupIsDone, 3> {
 // that follows its push, and the one worker may read the shutdown state
 // (relaxed) and leave without seeing that push. The joiner must still run
 // it: its acquire of Sync reaches shutdown()'s release through the worker's
-// fetch_sub (a read-modify-write continues the release sequence). The
-// joiner may also find the worker gone at its first load and never wait.
-struct JoinOtherThread : Model<JoinOtherThread, 2, 1> {
-    Pool* pool = nullptr;
-    Counted tasks[2];
-    void before() {
-        Model::before();
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
-        pool = new Pool(std::move(config));
-    }
-    void thread(unsigned index) {
-        if (index == 0) {
-            pool->join();
-            for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
-        } else {
-            for (auto& t : tasks) pool->schedule(t);
-            pool->shutdown();
-        }
-    }
-    void after() { delete pool; }
-};
-
-// join_after_exit: like join_other_thread, but the joiner first waits until
-// the worker has run its on_thread_exit hook (a relaxed flag: no
-// happens-before edge), so join()'s first load of Sync can find the worker
-// gone and join() never waits on its event. Then that load's acquire is the
-// only edge from the worker's unregister() to the joiner.
-struct JoinAfterExit : Model<JoinAfterExit, 2, 1> {
+// fetch_sub (a read-modify-write continues the release sequence).
+//
+// join_after_exit: the same, but the joiner first waits until the worker has
+// run its on_thread_exit hook (a relaxed flag: no happens-before edge), so
+// join()'s first load of Sync can find the worker gone and join() never
+// waits on its event. Then that load's acquire is the only edge from the
+// worker's unregister() to the joiner.
+template <bool AfterExit>
+struct JoinOtherThread : Model<JoinOtherThread<AfterExit>, 2, 1> {
     Pool* pool = nullptr;
     Counted tasks[2];
     rl::atomic<int> exited{0};
     void before() {
-        Model::before();
+        Model<JoinOtherThread, 2, 1>::before();
         zap::Config config;
         config.max_threads = 1;
         config.stack_size = 0;
-        config.on_thread_exit = [this] { exited($).store(1, rl::mo_relaxed); };
+        if (AfterExit) config.on_thread_exit = [this] { exited($).store(1, rl::mo_relaxed); };
         pool = new Pool(std::move(config));
     }
     void thread(unsigned index) {
         if (index == 0) {
-            while (exited($).load(rl::mo_relaxed) == 0) P::spin_hint();
+            while (AfterExit && exited($).load(rl::mo_relaxed) == 0) P::spin_hint();
             pool->join();
             for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
         } else {
@@ -204,9 +183,9 @@ int main(int argc, char** argv) {
          "a steal of two tasks publishes the one it keeps to the next thief"},
         {"wait_group_is_done", simulate<WaitGroupIsDone>, true,
          "is_done() true means the counted work is visible and the group may be freed"},
-        {"join_other_thread", simulate<JoinOtherThread>, true,
+        {"join_other_thread", simulate<JoinOtherThread<false>>, true,
          "join() on one thread runs every task another thread scheduled before its shutdown()"},
-        {"join_after_exit", simulate<JoinAfterExit>, true,
+        {"join_after_exit", simulate<JoinOtherThread<true>>, true,
          "join() called after the last worker left sees everything the workers did"},
     };
     const Entry* entry = nullptr;
