@@ -161,6 +161,25 @@ struct JoinOtherThread : Model<JoinOtherThread<AfterExit>, 2, 1> {
     void after() { delete pool; }
 };
 
+// warm_then_schedule: warm() spawns the one worker before any task exists,
+// then the main thread schedules a task, shuts down and joins (the main
+// suite never calls warm()). Reaches warm()'s reservation CAS.
+struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
+    Counted task;
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        auto* pool = new Pool(std::move(config));
+        pool->warm(1);
+        pool->schedule(task);
+        pool->shutdown();
+        pool->join();
+        RL_ASSERT(task.runs($).load() == 1);
+        delete pool;
+    }
+};
+
 template <class T>
 bool simulate(rl::test_params& params) {
     return rl::simulate<T>(params);
@@ -187,6 +206,8 @@ int main(int argc, char** argv) {
          "join() on one thread runs every task another thread scheduled before its shutdown()"},
         {"join_after_exit", simulate<JoinOtherThread<true>>, true,
          "join() called after the last worker left sees everything the workers did"},
+        {"warm_then_schedule", simulate<WarmThenSchedule>, true,
+         "a worker spawned by warm() runs the task scheduled after it, or join() does"},
     };
     const Entry* entry = nullptr;
     for (const Entry& e : tests)
