@@ -7,7 +7,7 @@
 // that failure: this is how the seed-faithful builds (model/seed/) show that
 // each check bites. Every run prints its scheduler, bounds and the number of
 // executions explored.
-#include "relacy_platform.hpp"
+#include "model_support.hpp"
 
 #include <cstring>
 #include <map>
@@ -15,50 +15,7 @@
 
 namespace {
 
-using P = zap::RelacyPlatform;
-using Task = zap::BasicTask<P>;
-using Batch = zap::BasicBatch<P>;
-using Pool = zap::BasicThreadPool<P>;
-using WaitGroup = zap::BasicWaitGroup<P>;
-using Queue = zap::detail::Queue<P>;
-using Buffer = zap::detail::Buffer<P>;
-using Event = zap::detail::Event<P>;
-using List = zap::detail::List<Task>;
-
-// A task that counts its runs in an rl::var: running it twice, or reading the
-// count without a happens-before edge to the run, fails the model.
-struct Counted : Task {
-    explicit Counted(Task::Callback callback = &bump) : Task(callback) {}
-    static void bump(Task* t) {
-        auto* self = static_cast<Counted*>(t);
-        self->runs($).store(self->runs($).load() + 1);
-    }
-    rl::var<int> runs{0};
-};
-
-template <class T, std::size_t N>
-void expect_each_once(T (&tasks)[N]) {
-    for (auto& t : tasks) RL_ASSERT(t.runs($).load() == 1);
-}
-
-// Runs a task that a ring or queue handed out; a null one (a slot read
-// before it was published) is a model failure rather than a crash.
-void run(Task* task) {
-    RL_ASSERT(task != nullptr);
-    if (task != nullptr) task->run();
-}
-
-List one(Task& t) {
-    Batch b(t);
-    return b.take_list();
-}
-
-// Common base: per-execution Platform state is reset before each execution.
-template <class Derived, rl::thread_id_t Static, rl::thread_id_t Dynamic = 0>
-struct Model : rl::test_suite<Derived, Static> {
-    static const rl::thread_id_t dynamic_thread_count = Dynamic;
-    void before() { P::reset(); }
-};
+using namespace zap_model;
 
 // ---- Queue: producers push lists while consumers contend for the lock ----
 // T0 pushes {a,b} then consumes one; T1 pushes {c} then consumes one; T2

@@ -5,7 +5,7 @@
 // take more than one task.
 //
 // Usage: zap_model_mutation TEST [--sched full|bound|random] [--bound N] [--iterations N]
-#include "relacy_platform.hpp"
+#include "model_support.hpp"
 
 #include <cstring>
 #include <iostream>
@@ -13,33 +13,7 @@
 
 namespace {
 
-using P = zap::RelacyPlatform;
-using Task = zap::BasicTask<P>;
-using Batch = zap::BasicBatch<P>;
-using Buffer = zap::detail::Buffer<P>;
-using Event = zap::detail::Event<P>;
-using WaitGroup = zap::BasicWaitGroup<P>;
-using Pool = zap::BasicThreadPool<P>;
-
-struct Counted : Task {
-    Counted() : Task(&bump) {}
-    static void bump(Task* t) {
-        auto* self = static_cast<Counted*>(t);
-        self->runs($).store(self->runs($).load() + 1);
-    }
-    rl::var<int> runs{0};
-};
-
-void run(Task* task) {
-    RL_ASSERT(task != nullptr);  // a slot read before its write was published
-    if (task != nullptr) task->run();
-}
-
-template <class Derived, rl::thread_id_t Static, rl::thread_id_t Dynamic = 0>
-struct Model : rl::test_suite<Derived, Static> {
-    static const rl::thread_id_t dynamic_thread_count = Dynamic;
-    void before() { P::reset(); }
-};
+using namespace zap_model;
 
 // event_shutdown_publishes: Event's step 1 promises that a wait() returning
 // because of SHUTDOWN synchronizes with shutdown(), like a notification
