@@ -67,6 +67,8 @@ zap_seed(join_no_thread_join_2w join-no-thread-join pool_2w_1t_child_late_join f
 zap_seed(batch_stale_next batch-stale-next pool_reschedule assert --sched random --iterations 100000)
 zap_seed(no_drain no-drain pool_spawn_always_fails assert --bound 1)
 zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 100000)
+zap_seed(no_drain_spawn_maybe_fails no-drain pool_spawn_maybe_fails assert --sched random --iterations 100000)
+zap_seed(no_drain_1w_2t_child no-drain pool_1w_2t_child assert --sched random --iterations 100000)
 
 # The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
 # after taking the notification): both fences of A2/A5 removed.
@@ -86,6 +88,10 @@ macro(zap_bite name test file regex order expect)
 endmacro()
 zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
 zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
+# sync_2w_1t_child: the fence seed is not found in 200 K random runs; the
+# ring's unpublished slot is (a thief's read races the owner's write).
+zap_bite(buffer_push_tail_child sync_2w_1t_child buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed race
+         --sched random --iterations 100000)
 zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
 zap_bite(event_post event_notify event.hpp "state_.compare_exchange_weak(previous, value" relaxed race --bound 1)
 zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak(state, next" relaxed race --bound 1)
