@@ -11,6 +11,7 @@
 // until the time is up (soak mode). The last line gives the number of tasks executed.
 // A failed check or a hang prints the run's seed and the replay command line.
 #include "chaos_platform.hpp"
+#include "helping_wait_scenarios.hpp"
 #include "scenarios.hpp"
 #include "trace.hpp"
 
@@ -65,6 +66,8 @@ const Scenario scenarios[] = {
      &ChaosKit::nested},
     {"for_each", "for-each over ranges (nested too) from batches; every index once", &StdKit::for_each_range,
      &ChaosKit::for_each_range},
+    {"helping_wait", "workers wait for groups done from outside or by new work, waits nest; each returns, sees the work",
+     &stress::HelpingWaitKit<zap::StdPlatform>::helping_wait, &stress::HelpingWaitKit<ChaosPlatform>::helping_wait},
 };
 
 [[noreturn]] void usage(const char* why) {

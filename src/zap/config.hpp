@@ -19,6 +19,12 @@ struct Config {
     std::size_t stack_size = 4 << 20;
     // Workers are named "<name> <n>" (Linux keeps the first 15 bytes).
     std::string name = "zap";
+    // A wait on a worker runs pool tasks while it waits (helping_wait.hpp);
+    // a task run that way may wait and help in turn, on the same stack. Past
+    // this many nested helping waits on one worker, a wait only sleeps (woken
+    // by its count): this bounds the stack nested waits can take. 0 means one
+    // level per 4 KiB of stack_size (1024 with the default stack).
+    std::uint32_t max_help_depth = 0;
     // Runs on each worker before its first task, and after its last one.
     // An exception escaping either calls std::terminate.
     std::function<void()> on_thread_start = {};

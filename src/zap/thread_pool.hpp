@@ -59,6 +59,11 @@
 //   runs exactly once before join() returns;  P3 nothing touches the pool
 //   after join() returns;  P4 a task is never stranded while all workers
 //   sleep (some worker is awake, or signaled, or notified and bound to look).
+//
+// Protocol H (helping_wait.hpp) - a worker waiting for a WaitGroup helps:
+// it runs tasks, and sleeps as an idle worker of A5 on the helper word
+// helpers_ instead of the idle event; A3's wake of an idle worker also wakes
+// helpers_ (H7), and so does the group's last done().
 #pragma once
 
 #include <zap/assert.hpp>
@@ -69,6 +74,7 @@
 #include <zap/queue.hpp>
 #include <zap/sync.hpp>
 #include <zap/task.hpp>
+#include <zap/wait_group.hpp>
 #include <zap/worker.hpp>
 
 #include <cstdint>
@@ -260,15 +266,51 @@ private:
             }
             // Publishes the caller's pushes to the acquire CAS in wait() (A5).
             if (!cas_sync(sync, next, std::memory_order_release)) continue;
-            if (wake_idle) idle_event_.notify();
+            if (wake_idle) {
+                idle_event_.notify();
+                helpers_.wake();  // H7 (K1): the idle worker may be a helper
+            }
             if (spawn) spawn_worker();
             return;
         }
     }
 
-    // Protocol A5. False once the pool is shut down; otherwise sets is_waking
-    // to whether this worker is now the waking one.
-    bool wait(Worker& self, bool& is_waking) noexcept {
+    // A worker's sleep in A5: its idle tasks, then the idle event.
+    struct IdleSleep {
+        BasicThreadPool& pool;
+        Worker& self;
+        static bool done() noexcept { return false; }
+        void sleep() noexcept {
+            self.run_idle_tasks();
+            pool.idle_event_.wait();
+        }
+    };
+
+    // A helping waiter's sleep (H4-H5): done once the group's count is zero;
+    // sleeps on the helper word, re-reading the count and Sync after entering
+    // it. After shutdown (H6) Sync is not watched: only the count wakes.
+    struct HelpSleep {
+        BasicThreadPool& pool;
+        BasicWaitGroup<Platform>& group;
+        bool after_shutdown = false;
+        bool done() const noexcept { return group.zero(); }
+        void sleep() noexcept {
+            const std::uint32_t entered = pool.helpers_.enter();
+            // Both re-reads are ordered after any wake that came before enter() (HW1).
+            const Sync sync = pool.load_sync();
+            const bool woken = sync.notified || sync.state == detail::State::shutdown;
+            if (!group.zero() && (after_shutdown || !woken)) pool.helpers_.sleep(entered);
+            pool.helpers_.leave();
+        }
+    };
+
+    bool wait(Worker& self, bool& is_waking) noexcept { return wait(is_waking, IdleSleep{*this, self}); }
+
+    // Protocol A5 (and H4 with a HelpSleep). False once the pool is shut down,
+    // or once sleeper.done(); otherwise sets is_waking to whether this worker
+    // is now the waking one.
+    template <class Sleeper>
+    bool wait(bool& is_waking, Sleeper sleeper) noexcept {
         bool is_idle = false;
         Sync sync = load_sync();
         for (;;) {
@@ -286,6 +328,14 @@ private:
                 is_waking = is_waking || sync.state == detail::State::signaled;
                 return true;
             }
+            if (sleeper.done()) {  // H4: the helper's group is done
+                if (!is_idle) return false;
+                Sync left = sync;
+                left.idle -= 1;
+                // Withdraws the sleeper announced below, on a word without `notified` (HW2); publishes nothing.
+                if (!cas_sync(sync, left, std::memory_order_relaxed)) continue;
+                return false;
+            }
             if (!is_idle) {
                 Sync counted = sync;
                 counted.idle += 1;
@@ -296,9 +346,8 @@ private:
                 is_idle = true;
                 continue;  // `sync` still holds the value before our CAS: not notified
             }
-            self.run_idle_tasks();
-            idle_event_.wait();
-            sync = load_sync();  // the event's acquire ordered this after the notifier's CAS
+            sleeper.sleep();
+            sync = load_sync();  // the event's (or helper word's) acquire ordered this after the notifier's CAS
         }
     }
 
@@ -341,7 +390,7 @@ private:
         ZAP_ASSERT(index < max_threads_, "internal: more workers started than max_threads");
         Worker& self = workers_[index];
         self.thread = Platform::this_thread();
-        self.context = Context{this, &self, &run_one};
+        self.context = Context{this, &self, &help};
         Platform::set_current_context(&self.context);
         Platform::name_this_thread((config_.name + " " + std::to_string(index)).c_str());
         if (config_.on_thread_start) config_.on_thread_start();
@@ -378,7 +427,7 @@ private:
 
     // Protocol B4: runs every task left anywhere, as the pool's last thread.
     void drain() noexcept {
-        Context drainer{this, nullptr, &run_one};
+        Context drainer{this, nullptr, &help};
         void* const outer = Platform::current_context();
         Platform::set_current_context(&drainer);
         while (Task* task = take_leftover()) task->run();
@@ -405,19 +454,66 @@ private:
         return task;
     }
 
-    // Context::run_one: one step of helping for WaitGroup::wait.
-    static bool run_one(Context& context) noexcept {
+    // Context::help (Protocol H, helping_wait.hpp).
+    static detail::Helpers<Platform>* help(Context& context, BasicWaitGroup<Platform>& group) noexcept {
         auto& pool = *static_cast<BasicThreadPool*>(const_cast<void*>(context.pool));
-        if (context.worker == nullptr) {
-            Task* task = pool.take_leftover();
-            if (task != nullptr) task->run();
-            return task != nullptr;
+        if (context.worker == nullptr) {  // the drain (B4): run what is left, then sleep as outside the pool
+            while (!group.zero()) {
+                Task* task = pool.take_leftover();
+                if (task == nullptr) break;
+                task->run();
+            }
+            return nullptr;
         }
+        Worker& self = *context.worker;
+        if (self.help_depth >= pool.max_help_depth()) return nullptr;  // H2: the depth bound
+        self.help_depth += 1;
+        const bool armed = pool.help_until_zero(self, group);
+        self.help_depth -= 1;
+        return armed ? &pool.helpers_ : nullptr;
+    }
+
+    // Config::max_help_depth, or one level per help_frame_budget bytes of stack.
+    std::uint32_t max_help_depth() const noexcept {
+        constexpr std::size_t help_frame_budget = 4096;  // a helping level's frames, sanitizers included
+        if (config_.max_help_depth != 0) return config_.max_help_depth;
+        return static_cast<std::uint32_t>(std::max<std::size_t>(1, config_.stack_size / help_frame_budget));
+    }
+
+    // H1-H6 and H8's re-post. True when it called group.arm().
+    bool help_until_zero(Worker& self, BasicWaitGroup<Platform>& group) noexcept {
+        using Arm = typename BasicWaitGroup<Platform>::Arm;
+        bool is_waking = false;
+        bool owes = false;  // consumed a notification and has not searched since (H8)
+        bool armed = false;
+        bool shut_down = false;
         Stole found;
-        if (!pool.find(*context.worker, found)) return false;
-        if (found.pushed) pool.notify();
-        found.task->run();
-        return true;
+        while (!group.zero()) {  // H1
+            if (find(self, found)) {  // H2
+                if (found.pushed || is_waking) notify(is_waking);
+                is_waking = false;
+                owes = false;
+                found.task->run();
+                continue;
+            }
+            owes = false;
+            if (!armed) {  // H3
+                armed = true;
+                if (group.arm(helpers_) == Arm::foreign) break;
+                continue;
+            }
+            if (shut_down) {
+                HelpSleep{*this, group, true}.sleep();  // H6
+            } else if (wait(is_waking, HelpSleep{*this, group})) {  // H4-H5
+                owes = true;
+            } else {
+                // Synchronizes with shutdown()'s CAS: the search that follows
+                // sees every task scheduled before it (H6).
+                shut_down = load_sync(std::memory_order_acquire).state == detail::State::shutdown;
+            }
+        }
+        if (owes || is_waking) notify(is_waking);  // H8
+        return armed;
     }
 
     Config config_;
@@ -428,6 +524,7 @@ private:
     typename Platform::template Atomic<std::uint32_t> registered_{0};
     detail::Event<Platform> idle_event_;
     detail::Event<Platform> join_event_;
+    detail::Helpers<Platform> helpers_;  // Protocol H: where helping waiters sleep
     alignas(Platform::cache_line) detail::Queue<Platform> global_queue_;
 };
 

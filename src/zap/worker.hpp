@@ -19,10 +19,16 @@
 #pragma once
 
 #include <zap/buffer.hpp>
+#include <zap/helping_wait.hpp>
 #include <zap/queue.hpp>
 #include <zap/task.hpp>
 
 #include <cstdint>
+
+namespace zap {
+template <class Platform>
+class BasicWaitGroup;
+}
 
 namespace zap::detail {
 
@@ -35,9 +41,12 @@ template <class Platform>
 struct Context {
     const void* pool;
     Worker<Platform>* worker;  // null on the draining thread
-    // Runs one pending task of this pool; false when it found none. Lets
-    // WaitGroup help without knowing the pool's type.
-    bool (*run_one)(Context&) noexcept;
+    // Protocol H (helping_wait.hpp): runs this pool's tasks on the calling
+    // thread until the group's count is zero, sleeping where new work and the
+    // count wake it; returns earlier when it cannot help (the group then
+    // sleeps as outside the pool). Returns the helper word it armed the group
+    // with, or null. Lets WaitGroup help without knowing the pool's type.
+    Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&) noexcept;
 
     static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
 };
@@ -52,6 +61,7 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
+    std::uint32_t help_depth = 0;        // helping waits running a task on this worker (H2's bound)
     Context<Platform> context{};
 
     // Looks for a task to run: see the search order above.

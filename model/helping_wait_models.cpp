@@ -1,0 +1,124 @@
+// model/helping_wait_models.cpp - Relacy models of the helping wait
+// (Protocol H, src/zap/helping_wait.hpp).
+//
+// Every model runs with spurious wake-ups off: a helper that sleeps through
+// the wake it needed stays asleep, and Relacy reports a deadlock. The waiting
+// task signals `waiting` just before WaitGroup::wait(), so the wake races
+// every step of H3-H5 (arm, count idle, enter, re-read, futex).
+//
+//   help_done_outside  a worker waits for a group whose last done() comes
+//                      from a thread outside the pool, with nothing to run:
+//                      no lost wake-up between that done() and the helper
+//                      falling asleep (HW1, K2).
+//   help_new_work      max_threads 1: the only worker waits for a group, and
+//                      a thread outside the pool schedules the task that
+//                      completes it. Only the waiter can run it: asleep
+//                      while it is runnable would be a deadlock (HW1, HW2, K1).
+//   help_two_waiters   max_threads 2: both workers wait, each on its own
+//                      group, then the outside thread schedules both
+//                      completing tasks.
+// Each model then waits (outside the pool) for the waiting tasks to end,
+// checks what they saw, and deletes the pool: a late touch of the pool, or of
+// a group freed by its waiter, is reported.
+#include "model_registry.hpp"
+
+namespace {
+
+using namespace zap_model;
+
+template <std::uint32_t Workers>
+zap::Config workers() {
+    zap::Config config;
+    config.max_threads = Workers;
+    config.stack_size = 0;
+    return config;
+}
+
+// A task that announces it is about to wait, waits for its group, then
+// reports to `finished`; the group is on the task's own frame-equivalent
+// (heap) and freed by the model after everything ended.
+struct Waiter : Task {
+    WaitGroup group;
+    WaitGroup* finished = nullptr;
+    rl::atomic<int> waiting{0};
+    rl::var<int> seen{0};  // the completing task's write, read after wait()
+    rl::var<int> work{0};
+    Waiter() : Task(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<Waiter*>(t);
+        self->waiting($).store(1, rl::mo_relaxed);  // timing only: the outside thread's spin
+        self->group.wait();
+        self->seen($).store(self->work($).load());  // ordered by done()'s release (step 2)
+        self->finished->done();
+    }
+};
+
+// Completes a waiter's group after writing its work.
+struct Completer : Task {
+    Waiter* waiter = nullptr;
+    Completer() : Task(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<Completer*>(t);
+        self->waiter->work($).store(1);
+        self->waiter->group.done();
+    }
+};
+
+void await_waiting(Waiter& w) {
+    while (w.waiting($).load(rl::mo_relaxed) == 0) rl::yield(1, $);
+}
+
+// help_done_outside: W waits on a worker, the outside thread calls done().
+struct HelpDoneOutside : Model<HelpDoneOutside, 1, 1> {
+    void thread(unsigned) {
+        Pool* pool = new Pool(workers<1>());
+        WaitGroup finished;
+        Waiter waiter;
+        waiter.finished = &finished;
+        waiter.group.add(1);
+        finished.add(1);
+        pool->schedule(waiter);
+        await_waiting(waiter);
+        waiter.work($).store(1);
+        waiter.group.done();
+        finished.wait();
+        RL_ASSERT(waiter.seen($).load() == 1);
+        delete pool;
+    }
+};
+
+// help_new_work / help_two_waiters: the outside thread schedules the
+// completing tasks once every waiter is about to wait.
+template <std::uint32_t Workers>
+struct HelpNewWork : Model<HelpNewWork<Workers>, 1, Workers> {
+    void thread(unsigned) {
+        Pool* pool = new Pool(workers<Workers>());
+        WaitGroup finished;
+        Waiter waiters[Workers];
+        Completer completers[Workers];
+        finished.add(Workers);
+        for (std::uint32_t i = 0; i < Workers; ++i) {
+            waiters[i].finished = &finished;
+            waiters[i].group.add(1);
+            completers[i].waiter = &waiters[i];
+            pool->schedule(waiters[i]);
+        }
+        for (auto& w : waiters) await_waiting(w);
+        for (auto& c : completers) pool->schedule(c);
+        finished.wait();
+        for (auto& w : waiters) RL_ASSERT(w.seen($).load() == 1);
+        delete pool;
+    }
+};
+
+using HelpNewWork1 = HelpNewWork<1>;
+using HelpNewWork2 = HelpNewWork<2>;
+
+}  // namespace
+
+ZAP_MODEL_TEST(help_done_outside, HelpDoneOutside, false, P::SpawnFailure::never,
+               "a helping waiter with nothing to run is woken by the last done() from outside the pool");
+ZAP_MODEL_TEST(help_new_work, HelpNewWork1, false, P::SpawnFailure::never,
+               "max_threads 1: the sleeping helper is woken for work only it can run");
+ZAP_MODEL_TEST(help_two_waiters, HelpNewWork2, false, P::SpawnFailure::never,
+               "max_threads 2, both workers wait: both are woken for the work that completes their groups");
