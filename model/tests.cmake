@@ -98,3 +98,27 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Not a bite: WAKING's clear (wait_group.hpp, fetch_and) weakened to relaxed
 # survives, since the RMW continues the release sequence of the last done()'s
 # CAS and the use-after-free check is on real order, not happens-before.
+
+# ---- helping waits (helping_wait_models.cpp, Protocol H of helping_wait.hpp) ----
+# Random only (the waiting task's announcement is a spin: no context bound
+# finishes). Spurious wake-ups off: a helper asleep through its wake is a deadlock.
+foreach(name help_done_outside help_new_work help_two_waiters)
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 2000000
+                   LABEL model-deep)
+  endif()
+endforeach()
+# Each model first shown failing: the helper word's acquire enter (HW1) and
+# release wake (K1, K2) weakened to relaxed let a helper read a count or Sync
+# older than the wake it already slept past: deadlock.
+foreach(name help_done_outside help_new_work help_two_waiters)
+  zap_bite(help_enter_${name} ${name} helping_wait.hpp "word_.fetch_add(1, std::memory_order_acquire)" relaxed deadlock
+           --sched random --iterations 100000)
+  zap_bite(help_wake_${name} ${name} helping_wait.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
+           deadlock --sched random --iterations 100000)
+endforeach()
+# The seed's notify, which never wakes a helper (help-notify-no-wake.patch):
+# the only worker sleeps in its wait while the task that completes it is queued.
+zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 100000)
+zap_seed(help_notify_no_wake_2w help-notify-no-wake help_two_waiters deadlock --sched random --iterations 100000)
