@@ -42,7 +42,7 @@ endforeach()
 # (spin and retry loops are free for the bounded scheduler), so random only.
 set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_spawn_fails_first pool_1w_1t pool_1w_2t_child
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
-    pool_spawn_always_fails pool_reschedule)
+    pool_spawn_always_fails pool_reschedule help_done_outside help_new_work help_two_waiters)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -100,15 +100,8 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # CAS and the use-after-free check is on real order, not happens-before.
 
 # ---- helping waits (helping_wait_models.cpp, Protocol H of helping_wait.hpp) ----
-# Random only (the waiting task's announcement is a spin: no context bound
-# finishes). Spurious wake-ups off: a helper asleep through its wake is a deadlock.
-foreach(name help_done_outside help_new_work help_two_waiters)
-  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
-  if(ZAP_MODEL_DEEP)
-    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 2000000
-                   LABEL model-deep)
-  endif()
-endforeach()
+# The models run random only, in ZAP_MODEL_RANDOM above (the waiting task's
+# announcement is a spin: no context bound finishes).
 # Each model first shown failing: the helper word's acquire enter (HW1) and
 # release wake (K1, K2) weakened to relaxed let a helper read a count or Sync
 # older than the wake it already slept past: deadlock.

@@ -10,8 +10,9 @@
 // asleep); bits 14..31 are an epoch that every wake advances.
 //
 // Protocol H (helping wait):
-//   H1. W reads G's count (acquire, pairs with done()'s release). Zero:
-//       leave (H8).
+//   H1. W reads G's count (relaxed: a stale non-zero only costs a search;
+//       H5's re-read is ordered by HW1). Zero: leave (H8); wait() then
+//       acquires the count before returning (step 3 of wait_group.hpp).
 //   H2. W searches for a task in worker.hpp's order - its own ring first,
 //       where the children it scheduled before waiting are, then its
 //       overflow queue, the global queue, other workers - and runs it, as

@@ -89,6 +89,30 @@ public:
         if (armed != nullptr) disarm(*armed);
     }
 
+private:
+    // Step 3, and step 4's outside wait: sleeps on the word until the count is
+    // zero, then waits for WAKING to clear (W1).
+    void sleep_until_done() noexcept {
+        for (;;) {
+            // Synchronizes with the release CAS of every done() (step 2).
+            const std::uint32_t state = state_.load(std::memory_order_acquire);
+            if ((state & count_mask) == 0) {
+                if ((state & waking) == 0) return;
+                Platform::spin_hint();  // W1: the last done() is still waking
+                continue;
+            }
+            if ((state & waiters) == 0) {
+                std::uint32_t expected = state;
+                // Announces a sleeper to done(); publishes nothing.
+                state_.compare_exchange_weak(expected, state | waiters, std::memory_order_relaxed,
+                                             std::memory_order_relaxed);
+                continue;
+            }
+            Platform::futex_wait(state_, state, nullptr);
+        }
+    }
+
+public:
     // True once every add() has been matched by a done(), and the group may be destroyed.
     bool is_done() const noexcept {
         return (state_.load(std::memory_order_acquire) & (count_mask | waking)) == 0;  // as in wait()
@@ -98,8 +122,10 @@ public:
 
     // H1: the count is zero (WAKING may still be set).
     bool zero() const noexcept {
-        // Synchronizes with the release CAS of every done() (step 2).
-        return (state_.load(std::memory_order_acquire) & count_mask) == 0;
+        // Relaxed: orders nothing. wait() ends in sleep_until_done()'s acquire
+        // load, which orders the counted work; before a helper sleeps, the
+        // helper word's acquire orders this read after a done() that woke it (HW1).
+        return (state_.load(std::memory_order_relaxed) & count_mask) == 0;
     }
 
     enum class Arm { armed, zero, foreign };
@@ -136,28 +162,6 @@ private:
     static constexpr std::uint32_t helpers = 1u << 29;
     static constexpr std::uint32_t waiters = 1u << 30;
     static constexpr std::uint32_t waking = 1u << 31;
-
-    // Step 3, and step 4's outside wait: sleeps on the word until the count is
-    // zero, then waits for WAKING to clear (W1).
-    void sleep_until_done() noexcept {
-        for (;;) {
-            // Synchronizes with the release CAS of every done() (step 2).
-            const std::uint32_t state = state_.load(std::memory_order_acquire);
-            if ((state & count_mask) == 0) {
-                if ((state & waking) == 0) return;
-                Platform::spin_hint();  // W1: the last done() is still waking
-                continue;
-            }
-            if ((state & waiters) == 0) {
-                std::uint32_t expected = state;
-                // Announces a sleeper to done(); publishes nothing.
-                state_.compare_exchange_weak(expected, state | waiters, std::memory_order_relaxed,
-                                             std::memory_order_relaxed);
-                continue;
-            }
-            Platform::futex_wait(state_, state, nullptr);
-        }
-    }
 
     typename Platform::template Atomic<std::uint32_t> state_{0};
     typename Platform::template Atomic<Helpers*> slot_{nullptr};
