@@ -113,5 +113,6 @@ foreach(name help_done_outside help_new_work help_two_waiters)
 endforeach()
 # The seed's notify, which never wakes a helper (help-notify-no-wake.patch):
 # the only worker sleeps in its wait while the task that completes it is queued.
+# (help_two_waiters: not found in 100 K random runs, both helpers must be
+# asleep before the outside thread schedules; its bites above fail it.)
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 100000)
-zap_seed(help_notify_no_wake_2w help-notify-no-wake help_two_waiters deadlock --sched random --iterations 100000)
