@@ -18,9 +18,10 @@
 //       overflow queue, the global queue, other workers - and runs it, as
 //       a worker does (A4: a waking W, or one whose steal moved extra tasks
 //       into its ring, calls notify first). Then H1. While W runs a task
-//       from a helping wait, its help depth is one more; a wait at depth
-//       Config::max_help_depth does not help at all: it sleeps on G's own
-//       word as a thread outside the pool does (woken by zero only).
+//       from a helping wait, its help depth is one more; a wait at the
+//       depth bound (Config::max_help_depth) does not help at all: it sleeps
+//       on G's own word as a thread outside the pool does (woken by zero
+//       only).
 //   H3. Nothing found: W arms G, once per wait: it names H in G's helper
 //       slot (CAS null -> &H; a slot that names another pool's word makes W
 //       wait as an outside thread, like the depth bound) and sets HELPERS in
@@ -37,9 +38,12 @@
 //       futex_wait(H, v). After the futex (woken, spurious or not), W leaves
 //       H (fetch_sub 1) and loops in H4.
 //   H6. After shutdown W is no longer counted idle (shutdown zeroed idle,
-//       and notify wakes nobody after shutdown); it sleeps on H until G's
-//       count is zero: every task scheduled after shutdown is pushed by a
-//       running worker into its own ring, and that worker runs it (B2).
+//       and notify wakes nobody after shutdown). It acquires Sync (pairs
+//       with shutdown()'s CAS, so it sees every task scheduled before),
+//       searches again (H2), and with nothing found sleeps on H (H5 without
+//       the Sync re-read) until G's count is zero: every task scheduled after
+//       shutdown is pushed by a running worker into its own ring, and that
+//       worker runs it (B2).
 //   H7. Wakers. K1: a notify (A3) whose CAS signals an idle worker also wakes
 //       H: fetch_add(one epoch, release), then futex_wake(all) if the count
 //       it read is not zero. K2: the done() that takes G to zero with
