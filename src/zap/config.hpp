@@ -23,7 +23,8 @@ struct Config {
     // a task run that way may wait and help in turn, on the same stack. Past
     // this many nested helping waits on one worker, a wait only sleeps (woken
     // by its count): this bounds the stack nested waits can take. 0 means one
-    // level per 4 KiB of stack_size (1024 with the default stack).
+    // level per KiB of stack_size (4096 with the default stack); tasks with
+    // large frames need a lower bound or a larger stack.
     std::uint32_t max_help_depth = 0;
     // Runs on each worker before its first task, and after its last one.
     // An exception escaping either calls std::terminate.
