@@ -50,10 +50,12 @@
 //       HELPERS set swaps HELPERS for WAKING in the same CAS (acquire), reads
 //       the slot, wakes H as in K1, then clears WAKING (W1 of
 //       wait_group.hpp: G outlives the wake).
-//   H8. Leaving: a W that consumed a notification (H4) and did not search
-//       after it, or that holds the waking role, re-posts it with
-//       notify(is_waking) before returning, so the work it was woken for is
-//       not stranded (P4). A W that armed G clears the slot if it still
+//   H8. Leaving: a W that consumed a notification (H4) and has not found
+//       the queues empty since (it may have run one task of several that
+//       notification covered), or that holds the waking role, re-posts it
+//       with notify(is_waking) before returning, so the work it was woken
+//       for is not stranded (P4). Found by TLC (tla/Help.tla, HelpWork) when
+//       the first version cleared the debt after any search. A W that armed G clears the slot if it still
 //       names H (CAS &H -> null), after G's count is zero and WAKING clear.
 //
 // Invariants:
@@ -69,8 +71,8 @@
 //   HW2 (no stranded work, P4 of thread_pool.hpp): a sleeping helper is
 //       counted idle in Sync (H4) and K1 wakes it like any idle worker; it
 //       leaves the idle set only on a Sync word without `notified`, and a
-//       notification it consumed is either searched for (H2) or re-posted
-//       (H8).
+//       notification it consumed is searched for until a search finds
+//       nothing (H2), or re-posted (H8).
 //   HW3 (G's slot): while HELPERS is set the slot names a live pool's H:
 //       every helper that armed G is inside G's wait() until G's count is
 //       zero and WAKING is clear, its pool cannot be joined meanwhile (the

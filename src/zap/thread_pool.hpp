@@ -486,7 +486,7 @@ private:
     bool help_until_zero(Worker& self, BasicWaitGroup<Platform>& group) noexcept {
         using Arm = typename BasicWaitGroup<Platform>::Arm;
         bool is_waking = false;
-        bool owes = false;  // consumed a notification and has not searched since (H8)
+        bool owes = false;  // consumed a notification and has not found the queues empty since (H8)
         bool armed = false;
         bool shut_down = false;
         Stole found;
@@ -494,11 +494,10 @@ private:
             if (find(self, found)) {  // H2
                 if (found.pushed || is_waking) notify(is_waking);
                 is_waking = false;
-                owes = false;
                 found.task->run();
                 continue;
             }
-            owes = false;
+            owes = false;  // searched everything after the notification (as a worker's A4 loop does)
             if (!armed) {  // H3
                 armed = true;
                 if (group.arm(helpers_) == Arm::foreign) break;
