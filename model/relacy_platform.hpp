@@ -222,9 +222,10 @@ struct RelacyPlatform {
 
     static bool spawn(const ThreadOptions&, void* (*entry)(void*), void* arg) noexcept {
         auto& s = state();
+        const unsigned attempt = s.attempts++;
         if (spawn_failure == SpawnFailure::always) return false;
         if (spawn_failure == SpawnFailure::maybe && rl::rand(2) == 0) return false;  // Relacy explores both
-        if (spawn_failure == SpawnFailure::first && s.attempts++ == 0) return false;
+        if (spawn_failure == SpawnFailure::first && attempt == 0) return false;
         if (s.spawned == max_rl_threads) {
             zap_model::assertion_failed("model: more spawns than max_rl_threads", __FILE__, __LINE__);
             return false;
@@ -236,6 +237,11 @@ struct RelacyPlatform {
         start.handle = rl::ctx().create_thread(&trampoline, &start);
         return true;
     }
+
+    // How many spawns this execution has tried so far. Timing only (a plain
+    // counter, no happens-before): lets a model wait until a spawner is past
+    // its reservation.
+    static unsigned spawn_attempts() noexcept { return state().attempts; }
 
     static Thread this_thread() noexcept { return state().handles[rl::thread_index()]; }
 

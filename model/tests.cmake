@@ -51,6 +51,13 @@ foreach(name ${ZAP_MODEL_RANDOM})
   endif()
 endforeach()
 
+# shutdown(), join() and the destructor on different threads (lifecycle_models.cpp):
+# a bounded search (the idle-worker race needs two preemptions) and random runs.
+foreach(name apart_no_worker apart_idle_worker apart_spawn_fails two_joiners)
+  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound 2)
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+endforeach()
+
 # ---- seed behaviours (model/seed/*.patch): the models find each defect ----
 macro(zap_seed name binary_seed test expect)
   zap_model_test(NAME model.seed.${name} BINARY zap_model_seed_${binary_seed} ARGS ${test} ${ARGN} --expect ${expect})
@@ -69,6 +76,11 @@ zap_seed(no_drain no-drain pool_spawn_always_fails assert --bound 1)
 zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 100000)
 zap_seed(no_drain_spawn_maybe_fails no-drain pool_spawn_maybe_fails assert --sched random --iterations 100000)
 zap_seed(no_drain_1w_2t_child no-drain pool_1w_2t_child assert --sched random --iterations 100000)
+# Issue 9: zap before the closers (P5) and the join claim (B4).
+zap_seed(no_closers_no_worker no-closers apart_no_worker freed --sched random --iterations 100000)
+zap_seed(no_closers_idle_worker no-closers apart_idle_worker freed --bound 2)
+zap_seed(no_closers_spawn_fails no-closers apart_spawn_fails freed --bound 2)
+zap_seed(one_joiner one-joiner two_joiners deadlock --bound 1)
 
 # The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
 # after taking the notification): both fences of A2/A5 removed.

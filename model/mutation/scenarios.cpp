@@ -150,6 +150,53 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
+// shutdown_publishes_pushes (issue 9): join_other_thread with its
+// interleaving forced. One worker. C schedules A and waits (acquire) until A
+// runs, which is after the worker, waking, handed its role on (A4: a
+// release CAS that sets `notified`, state pending). C then schedules B: its
+// fast path reads `notified` set and leaves Sync alone (A2), so C's
+// shutdown() CAS is the only release of Sync after B's push. Nothing orders
+// that push before the worker's reads, so the worker may find the queue
+// empty, see shutdown, sweep nothing and leave. J's join() reads the
+// worker's unregister() fetch_sub; only because that read-modify-write
+// continues the release sequence headed by shutdown()'s CAS does J
+// synchronize with C, so that its drain must see B. Kills that CAS
+// weakened to acquire (B lost: assertion).
+struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
+    struct Signals : Counted {
+        rl::atomic<int> running{0};
+        Signals() : Counted(&run) {}
+        static void run(Task* t) {
+            Counted::bump(t);
+            // Synchronizes with C's acquire load below.
+            static_cast<Signals*>(t)->running($).store(1, rl::mo_release);
+        }
+    };
+    Pool* pool = nullptr;
+    Signals a;
+    Counted b;
+    void before() {
+        Model::before();
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            RL_ASSERT(a.runs($).load() == 1);
+            RL_ASSERT(b.runs($).load() == 1);
+        } else {
+            pool->schedule(a);
+            while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
+            pool->schedule(b);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
 ZAP_MODEL_TEST(event_shutdown_publishes, EventShutdownPublishes, true, P::SpawnFailure::never,
                "a wait() ended by shutdown() sees the writes made before shutdown()");
 ZAP_MODEL_TEST(steal_twice, StealTwice, true, P::SpawnFailure::never,
@@ -162,6 +209,8 @@ ZAP_MODEL_TEST(join_other_thread, JoinOtherThreadModel, true, P::SpawnFailure::n
 using JoinAfterExitModel = JoinOtherThread<true>;
 ZAP_MODEL_TEST(join_after_exit, JoinAfterExitModel, true, P::SpawnFailure::never,
                "join() called after the last worker left sees everything the workers did");
+ZAP_MODEL_TEST(shutdown_publishes_pushes, ShutdownPublishesPushes, true, P::SpawnFailure::never,
+               "a push whose schedule() took the fast path reaches join() through shutdown()'s release");
 ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
                "a worker spawned by warm() runs the task scheduled after it, or join() does");
 
