@@ -131,9 +131,9 @@ def count(tests):
     return {s: sum(t.status == s for t in tests) for s in ("passed", "failed", "skipped")}
 
 
-def totals_row(preset, tests, extra):
+def totals_row(name, tests, extra):
     c = count(tests)
-    return [preset, len(tests), c["passed"], c["failed"], c["skipped"], *extra,
+    return [name, len(tests), c["passed"], c["failed"], c["skipped"], *extra,
             f"{sum(t.seconds for t in tests):.1f}"]
 
 
@@ -149,11 +149,42 @@ def stress_runs(tests):
     return [f"{sum(int(m.group(1)) for m in found if m):,}", f"{sum(int(m.group(2)) for m in found if m):,}"]
 
 
-def by_preset(tests):
-    presets = {}
+def grouped(tests, key):
+    groups = {}
     for t in tests:
-        presets.setdefault(t.preset, []).append(t)
-    return presets.items()
+        groups.setdefault(key(t), []).append(t)
+    return groups.items()
+
+
+COUNTS = ["ctests", "passed", "failed", "skipped"]
+
+
+def print_tables(tests):
+    """Unit, models, TLA+, stress (the order tools/test runs them), then any other label."""
+    def labelled(match):
+        return [t for t in tests if match(t.label)]
+
+    def totals(title, label, columns, values):
+        """One row per preset: the ctest counts, then values(tests) under columns."""
+        table(title, ["preset"] + COUNTS + columns + ["seconds"],
+              [totals_row(p, ts, values(ts)) for p, ts in grouped(labelled(lambda l: l == label), lambda t: t.preset)],
+              right=set(COUNTS + columns) | {"seconds"})
+
+    def is_model(label):
+        return label.startswith("model")
+
+    totals("Unit tests", "unit", ["cases passed", "cases failed"], gtest_cases)
+    table("Relacy models", ["test", "scheduler", "bound", "iterations", "explored", "result", "expected",
+                            "verdict", "note"],
+          [model_row(t) for t in labelled(is_model)], right={"bound", "iterations", "explored"})
+    table("TLA+ (tla/run.sh)", ["config", "expected", "TLC found", "states", "depth", "seconds", "verdict",
+                                "note"],
+          [r for t in labelled(lambda l: l == "tla") for r in tla_rows(t)], right={"states", "depth", "seconds"})
+    totals("Stress", "stress", ["runs", "tasks executed"], stress_runs)
+    others = labelled(lambda l: not is_model(l) and l not in ("unit", "tla", "stress"))
+    table("Other labels", ["preset/label"] + COUNTS + ["seconds"],
+          [totals_row(f"{p}/{l}", ts, []) for (p, l), ts in grouped(others, lambda t: (t.preset, t.label))],
+          right=set(COUNTS) | {"seconds"})
 
 
 def main(argv):
@@ -168,29 +199,7 @@ def main(argv):
         if not run:
             empty.append(spec.rsplit(":", 1)[0].replace(":", "/"))
         tests += run
-
-    def of(kind):
-        return [t for t in tests if kind(t.label)]
-
-    known = ("unit", "stress", "tla")
-    models = of(lambda l: l.startswith("model"))
-    table("Relacy models", ["test", "scheduler", "bound", "iterations", "explored", "result", "expected",
-                            "verdict", "note"],
-          [model_row(t) for t in models], right={"bound", "iterations", "explored"})
-    table("TLA+ (tla/run.sh)", ["config", "expected", "TLC found", "states", "depth", "seconds", "verdict",
-                                "note"],
-          [r for t in of(lambda l: l == "tla") for r in tla_rows(t)], right={"states", "depth", "seconds"})
-    counts = ["preset", "ctests", "passed", "failed", "skipped"]
-    table("Unit tests", counts + ["cases passed", "cases failed", "seconds"],
-          [totals_row(p, ts, gtest_cases(ts)) for p, ts in by_preset(of(lambda l: l == "unit"))],
-          right=set(counts[1:]) | {"cases passed", "cases failed", "seconds"})
-    table("Stress", counts + ["runs", "tasks executed", "seconds"],
-          [totals_row(p, ts, stress_runs(ts)) for p, ts in by_preset(of(lambda l: l == "stress"))],
-          right=set(counts[1:]) | {"runs", "tasks executed", "seconds"})
-    others = of(lambda l: not l.startswith("model") and l not in known)
-    table("Other labels", ["preset/label"] + counts[1:] + ["seconds"],
-          [totals_row(f"{p}/{ts[0].label}", ts, []) for p, ts in by_preset(others)],
-          right=set(counts[1:]) | {"seconds"})
+    print_tables(tests)
 
     print()
     failed = [t for t in tests if t.status == "failed"]
