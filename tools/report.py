@@ -84,25 +84,27 @@ def last_line(text):
 
 
 def model_row(t):
-    out = t.output
-    sched = re.search(r"^scheduler: ([a-z]+)[^,;\n]*", out, re.M)
-    bound = re.search(r"context bound (\d+)", out)
-    iters = re.search(r"^scheduler:.*?, (\d+) iterations", out, re.M)
-    explored = re.search(r"^executions explored: (\d+); result: (.*)$", out, re.M)
-    claim = re.search(r"^(PASS|FAIL): expected (\S+)", out, re.M)
-    overrides = [os.path.basename(m) for m in re.findall(r"^ordering override: (\S+)", out, re.M)]
-    if not (sched or explored):  # not a model binary (model_mutation_ci): its own last line
-        return [t.name, "-", "-", "-", "-", "-", "-", verdict(t), last_line(out)]
-    names = {"context": "bound", "random": "random", "full": "full"}
-    return [t.name, names.get(sched.group(1), sched.group(1)) if sched else "?",
-            bound.group(1) if bound and sched and sched.group(1) == "context" else "-",
-            number(iters.group(1)) if iters else "-",
-            number(explored.group(1)) if explored else "?",
-            explored.group(2).strip() if explored else "?",
-            claim.group(2) if claim else "?", verdict(t, claim and claim.group(1)), ",".join(overrides)]
+    """test, scheduler, bound, iterations, explored, result, expected, verdict, note (the overrides)."""
+    def line(pattern):
+        m = re.search(pattern, t.output, re.M)
+        return m.groups() if m else None
+
+    scheduler = line(r"^scheduler: (\w+)([^;\n]*)")  # "context bound scheduler, context bound 2 (preemptions)"
+    explored = line(r"^executions explored: (\d+); result: (.*)$") or ("?", "?")
+    claim = line(r"^(PASS|FAIL): expected (\S+)") or (None, "?")
+    if not scheduler:  # not a model binary (model_mutation_ci): its own last line
+        return [t.name, "-", "-", "-", "-", "-", "-", verdict(t), last_line(t.output)]
+    kind, detail = scheduler
+    bound = re.search(r"context bound (\d+)", detail)
+    iterations = re.search(r"(\d+) iterations", detail)
+    overrides = re.findall(r"^ordering override: (\S+)", t.output, re.M)
+    return [t.name, "bound" if kind == "context" else kind, bound.group(1) if bound else "-",
+            number(iterations and iterations.group(1)), number(explored[0]), explored[1].strip(), claim[1],
+            verdict(t, claim[0]), ",".join(os.path.basename(o) for o in overrides)]
 
 
-TLA_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(ok|FAIL)\s+(\S+)\s+(\S+)\s+(\S+)$")
+# A row of tla/run.sh's table: config expected result distinct depth seconds ("?" when TLC printed none).
+TLA_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(ok|FAIL)\s+(\d+|\?)\s+(\d+|\?)\s+([\d.]+)$")
 
 
 def tla_rows(t):
@@ -112,7 +114,7 @@ def tla_rows(t):
     rows = []
     for line in t.output.splitlines():
         m = TLA_ROW.match(line.strip())
-        if not m or m.group(1) == "config":
+        if not m:
             continue
         config, expect, result, distinct, depth, secs = m.groups()
         if result == "ok":
