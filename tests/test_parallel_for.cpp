@@ -23,10 +23,13 @@ zap::Config threads(std::uint32_t n) {
     return config;
 }
 
-// Runs `body` on a worker of `pool` and returns when it has returned.
+// Runs `body` on a worker of `pool` and returns when it has returned,
+// rethrowing what it threw.
 template <class Body>
 void on_worker(zap::ThreadPool& pool, Body body) {
-    pool.submit(body).get();
+    zap::TaskGroup group(pool);
+    group.run(body);
+    group.wait();
 }
 
 // Calls per index of [0, n), and the index each call followed on its thread
