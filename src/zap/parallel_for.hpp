@@ -41,6 +41,7 @@
 #pragma once
 
 #include <zap/first_exception.hpp>
+#include <zap/task.hpp>
 #include <zap/wait_depth.hpp>
 #include <zap/wait_group.hpp>
 
@@ -54,10 +55,7 @@
 namespace zap {
 
 template <class Platform>
-struct BasicTask;
-
-template <class Platform>
-class BasicThreadPool;
+class BasicThreadPool;  // thread_pool.hpp, which includes this header
 
 // The most consecutive indices one piece of a parallel_for or for_each
 // covers: pool.parallel_for(0, n, f, zap::Grain{64}). Grain{} (0) asks for
@@ -138,7 +136,7 @@ private:
     I first_;
     F& f_;
     Unsigned grain_;
-    FirstException errors_;
+    FirstException<Platform> errors_;
 };
 
 template <class Platform, std::integral I, class F>

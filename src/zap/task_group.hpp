@@ -125,7 +125,7 @@ private:
 
     BasicThreadPool<Platform>& pool_;
     BasicWaitGroup<Platform> pending_;
-    std::optional<detail::FirstException> errors_{std::in_place};  // engaged; replaced after a report
+    std::optional<detail::FirstException<Platform>> errors_{std::in_place};  // engaged; replaced after a report
     int uncaught_at_start_;
 };
 
