@@ -21,6 +21,8 @@
 // and stays allocation-free.
 #pragma once
 
+#include <zap/task.hpp>
+
 #include <exception>
 #include <functional>
 #include <future>
@@ -33,10 +35,7 @@
 namespace zap {
 
 template <class Platform>
-struct BasicTask;
-
-template <class Platform>
-class BasicThreadPool;
+class BasicThreadPool;  // thread_pool.hpp, which includes this header
 
 namespace detail {
 
