@@ -19,6 +19,11 @@
 //
 // The low-level path (schedule() of the caller's own Task) never comes here
 // and stays allocation-free.
+//
+// After shutdown(), spawn() and submit() from a thread that is not running a
+// task of the pool break schedule()'s rule: debug builds abort naming it;
+// release builds run the task on the calling thread before returning (so
+// submit()'s future is ready). From a task of the pool they are part of the drain.
 #pragma once
 
 #include <zap/task.hpp>
