@@ -212,6 +212,14 @@ TEST(ParallelForDeathTest, AfterShutdownFromOutsideThePoolAsserts) {
         },
         "contract violated: schedule\\(\\) after shutdown\\(\\)");
 }
+#else
+TEST(ParallelFor, AfterShutdownReleaseBuildsRunTheHalvesOnTheCallingThread) {
+    zap::ThreadPool pool(threads(2));
+    pool.shutdown();
+    Trace trace(1000);
+    pool.parallel_for(0, 1000, [&](int i) { trace.record(static_cast<std::size_t>(i)); });
+    trace.expect_each_once();
+}
 #endif
 
 TEST(ForEach, CallsWithTheElementAndItsIndex) {
