@@ -1,5 +1,7 @@
 // parallel_for and for_each: every index once, the pieces the range is cut
 // into, nesting on a pool of one thread, exceptions, the calling thread's share.
+#include "counting_platform.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -112,6 +114,22 @@ TEST(ParallelFor, ExplicitGrainBoundsThePieces) {
         trace.expect_each_once();
         trace.expect_pieces_of(8);
     }
+}
+
+TEST(ParallelFor, AllocatesNothing) {
+    // Every upper half lives on the frame that waits for it.
+    zap::BasicThreadPool<CountingPlatform> pool(threads(2));
+    std::atomic<long> sum{0};
+    auto loops = [&] {
+        pool.parallel_for(0, 64, [&](int i) {
+            pool.parallel_for(0, 1000, [&](int j) { sum += i + j; }, zap::Grain{1});
+        });
+    };
+    const int before = CountingPlatform::allocations.load();  // the pool's worker array is made already
+    loops();
+    loops();
+    EXPECT_EQ(CountingPlatform::allocations.load() - before, 0);
+    EXPECT_EQ(sum.load(), 2 * (64L * (999L * 1000 / 2) + 1000L * (63L * 64 / 2)));
 }
 
 TEST(ParallelFor, CallerOutsideThePoolRunsTheLowestPieceItself) {

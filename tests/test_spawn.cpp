@@ -1,5 +1,7 @@
 // spawn() and submit(): heap tasks, their one allocation, exceptions,
 // lifetimes of the callable, and use after shutdown().
+#include "counting_platform.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -13,15 +15,6 @@
 #include <vector>
 
 namespace {
-
-// The production platform with a count of the allocations made through it.
-struct CountingPlatform : zap::StdPlatform {
-    static inline std::atomic<int> allocations{0};
-    static void* allocate(std::size_t size, std::size_t align) {
-        allocations.fetch_add(1);
-        return zap::StdPlatform::allocate(size, align);
-    }
-};
 
 zap::Config threads(std::uint32_t n) {
     zap::Config config;
