@@ -91,18 +91,24 @@
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
+#include <zap/parallel_for.hpp>
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
+#include <zap/spawn.hpp>
 #include <zap/sync.hpp>
 #include <zap/task.hpp>
 #include <zap/wait_group.hpp>
 #include <zap/worker.hpp>
 
+#include <concepts>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <new>
+#include <ranges>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace zap {
@@ -229,6 +235,16 @@ public:
     }
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
+
+    // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
+    template <class F>
+    void spawn(F&& f) { detail::spawn(*this, std::forward<F>(f)); }
+    template <class F>
+    auto submit(F&& f) -> std::future<std::invoke_result_t<std::decay_t<F>>> { return detail::submit(*this, std::forward<F>(f)); }
+    template <std::integral I, class F>
+    void parallel_for(I first, I last, F&& f, Grain grain = {}) { detail::parallel_for(*this, first, last, f, grain); }
+    template <std::ranges::random_access_range R, class F>
+    void for_each(R&& range, F&& f, Grain grain = {}) { detail::for_each(*this, range, f, grain); }
 
 private:
     using Sync = detail::Sync;

@@ -1,4 +1,5 @@
-// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup.
+// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
+// and the drop-in layer (spawn/submit/parallel_for/for_each, TaskGroup).
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
@@ -8,6 +9,7 @@
 #include <zap/config.hpp>
 #include <zap/std_platform.hpp>
 #include <zap/task.hpp>
+#include <zap/task_group.hpp>
 #include <zap/thread_pool.hpp>
 #include <zap/wait_group.hpp>
 
@@ -17,5 +19,6 @@ using Task = BasicTask<StdPlatform>;
 using Batch = BasicBatch<StdPlatform>;
 using ThreadPool = BasicThreadPool<StdPlatform>;
 using WaitGroup = BasicWaitGroup<StdPlatform>;
+using TaskGroup = BasicTaskGroup<StdPlatform>;
 
 }  // namespace zap
