@@ -42,7 +42,7 @@ endforeach()
 # (spin and retry loops are free for the bounded scheduler), so random only.
 set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_spawn_fails_first pool_1w_1t pool_1w_2t_child
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
-    pool_spawn_always_fails pool_reschedule)
+    pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -81,6 +81,11 @@ zap_seed(no_closers_no_worker no-closers apart_no_worker freed --sched random --
 zap_seed(no_closers_idle_worker no-closers apart_idle_worker freed --bound 2)
 zap_seed(no_closers_spawn_fails no-closers apart_spawn_fails freed --bound 2)
 zap_seed(one_joiner one-joiner two_joiners deadlock --bound 1)
+# The seed's warm() (D15): a successful reservation CAS leaves the loop
+# without spawning (a phantom worker: join() waits for ever), a failed one
+# spawns a thread without a reservation (two workers for max_threads 1).
+zap_seed(warm_phantom warm-break pool_warm_first deadlock --sched random --iterations 100000)
+zap_seed(warm_unreserved warm-break pool_warm_race assert --sched random --iterations 100000)
 
 # The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
 # after taking the notification): both fences of A2/A5 removed.

@@ -195,6 +195,46 @@ struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
         }
     }
     void after() { delete pool; }
+// handover_push: the store-buffering pair of A2/A5 across a hand-over of
+// the waking role. Two workers; the main thread schedules A and waits (a
+// relaxed flag) until A runs: by then the worker that took A has handed its
+// role on (notify(true) set `notified` and spawned the second worker). Then
+// it schedules B and waits on a WaitGroup without shutting down. B's
+// notify() may read `notified` still set and return; then the second
+// worker, whose CAS clears it, must find B after its fence, or every worker
+// sleeps with B queued (a deadlock). Kills notify()'s seq_cst fence weakened
+// to acq_rel: the second worker's fence alone does not order B's push
+// before its search ([atomics.order]/4 needs a seq_cst fence on both sides).
+// sync_2w_2t has the same shape but needs about 760 K random executions.
+struct HandoverPush : Model<HandoverPush, 1, 2> {
+    struct Job : Counted {
+        HandoverPush* model = nullptr;
+        Job() : Counted(&run) {}
+        static void run(Task* t) {
+            Job* self = static_cast<Job*>(t);
+            Counted::bump(t);
+            self->model->a_ran($).store(1, rl::mo_relaxed);  // orders nothing: only delays B's schedule
+            self->model->group.done();
+        }
+    };
+    Pool* pool = nullptr;
+    WaitGroup group;
+    Job jobs[2];
+    rl::atomic<int> a_ran{0};
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = 2;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        for (auto& j : jobs) j.model = this;
+        group.add(2);
+        pool->schedule(jobs[0]);
+        while (a_ran($).load(rl::mo_relaxed) == 0) P::spin_hint();
+        pool->schedule(jobs[1]);
+        group.wait();
+        expect_each_once(jobs);
+        delete pool;
+    }
 };
 
 ZAP_MODEL_TEST(event_shutdown_publishes, EventShutdownPublishes, true, P::SpawnFailure::never,
@@ -213,5 +253,8 @@ ZAP_MODEL_TEST(shutdown_publishes_pushes, ShutdownPublishesPushes, true, P::Spaw
                "a push whose schedule() took the fast path reaches join() through shutdown()'s release");
 ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
                "a worker spawned by warm() runs the task scheduled after it, or join() does");
+
+ZAP_MODEL_TEST(handover_push, HandoverPush, false, P::SpawnFailure::never,
+               "a push made while `notified` is set by a hand-over is found before every worker sleeps");
 
 }  // namespace

@@ -438,7 +438,10 @@ private:
             }
         }
         while (find(self, found)) found.task->run();  // B2: help drain
-        self.run_idle_tasks();
+        // Until none is left: the drain cannot take this over, since an idle
+        // task that re-queues itself calls schedule_idle(), which needs a worker.
+        while (self.run_idle_tasks()) {
+        }
 
         if (config_.on_thread_exit) config_.on_thread_exit();
         Platform::set_current_context(nullptr);
