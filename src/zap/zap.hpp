@@ -1,4 +1,5 @@
-// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup.
+// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
+// Parker, Mailbox and ObjectPool.
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
@@ -6,6 +7,9 @@
 
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
+#include <zap/mailbox.hpp>
+#include <zap/object_pool.hpp>
+#include <zap/parker.hpp>
 #include <zap/std_platform.hpp>
 #include <zap/task.hpp>
 #include <zap/thread_pool.hpp>
@@ -17,5 +21,10 @@ using Task = BasicTask<StdPlatform>;
 using Batch = BasicBatch<StdPlatform>;
 using ThreadPool = BasicThreadPool<StdPlatform>;
 using WaitGroup = BasicWaitGroup<StdPlatform>;
+using Parker = BasicParker<StdPlatform>;
+template <class T>
+using Mailbox = BasicMailbox<StdPlatform, T>;
+template <class T>
+using ObjectPool = BasicObjectPool<StdPlatform, T>;
 
 }  // namespace zap
