@@ -98,3 +98,51 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Not a bite: WAKING's clear (wait_group.hpp, fetch_and) weakened to relaxed
 # survives, since the RMW continues the release sequence of the last done()'s
 # CAS and the use-after-free check is on real order, not happens-before.
+
+# ---- Parker, Lock, Mailbox, ObjectPool (model/parker_models.cpp) ----------
+# name bound random-iterations deep-bound deep-random-iterations
+set(ZAP_PARKER_MODELS
+  "parker_unpark 2 100000 4 1000000"
+  "parker_timed 2 100000 4 1000000"
+  "parker_ping_pong 2 100000 3 1000000"
+  "lock 2 100000 3 1000000"
+  "mailbox_fifo 2 100000 3 1000000"
+  "mailbox_close 1 100000 2 1000000"
+  "object_pool_close 1 100000 2 1000000"
+  "object_pool_gate 2 100000 3 1000000")
+foreach(spec ${ZAP_PARKER_MODELS})
+  separate_arguments(spec)
+  list(GET spec 0 name)
+  list(GET spec 1 bound)
+  list(GET spec 2 iterations)
+  list(GET spec 3 deep_bound)
+  list(GET spec 4 deep_iterations)
+  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound ${bound})
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${iterations})
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.bound BINARY ${Z} ARGS ${name} --bound ${deep_bound} LABEL model-deep)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${deep_iterations}
+                   LABEL model-deep)
+  endif()
+endforeach()
+# Seeded bugs (model/seed/): the naive "unpark is a no-op unless the owner
+# is parked" loses an unpark that comes first; a park_for that resets the word
+# on timeout drops a late token; a taker that checks and registers in two
+# critical sections misses a value (the H1 assertion names it); a close()
+# that wakes nobody strands its waiters; a timed taker that trusts the
+# Parker's timeout drops a value handed to it meanwhile.
+zap_seed(parker_unpark_only_parked parker-unpark-only-parked parker_unpark deadlock --bound 1)
+zap_seed(parker_unpark_only_parked_ping_pong parker-unpark-only-parked parker_ping_pong deadlock --bound 1)
+zap_seed(parker_timeout_drops_token parker-timeout-drops-token parker_timed assert --bound 1)
+zap_seed(handoff_check_then_wait handoff-check-then-wait mailbox_fifo assert --bound 1)
+zap_seed(handoff_close_no_wake handoff-close-no-wake mailbox_close deadlock --bound 1)
+zap_seed(handoff_close_no_wake_pool handoff-close-no-wake object_pool_close deadlock --bound 1)
+zap_seed(handoff_timeout_drops_value handoff-timeout-drops-value mailbox_close assert --bound 1)
+zap_seed(handoff_timeout_drops_value_pool handoff-timeout-drops-value object_pool_close assert --bound 1)
+# Bites: each ordering of parker.hpp and lock.hpp weakened to relaxed is a
+# data race in its model (model/mutate reports them all; these stay in CI).
+zap_bite(parker_unpark_release parker_unpark parker.hpp "state_.exchange(notified, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(parker_take_acquire parker_unpark parker.hpp "compare_exchange_strong(expected, empty, std::memory_order_acquire" relaxed race --bound 1)
+zap_bite(parker_timeout_acquire parker_timed parker.hpp "state_.exchange(empty, std::memory_order_acquire)" relaxed race --bound 1)
+zap_bite(lock_unlock_release lock lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)
