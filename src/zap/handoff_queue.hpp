@@ -22,8 +22,8 @@
 //      return the values.
 //   5. After parking (woken or timed out), the taker takes the lock once
 //      more. If its Waiter is done, a giver filled it (a value) or close()
-//      emptied it (nothing); if not, it timed out and nobody chose it, so it
-//      unlinks itself. Then it leaves the lock and its Waiter goes.
+//      released it without one; if not, it timed out and nobody chose it, so
+//      it unlinks itself. Then it leaves the lock and its Waiter goes.
 //
 // Invariants:
 //   H1: waiters_ is non-empty only while items_ is empty: a giver hands to

@@ -24,7 +24,7 @@
 //       and therefore wakes somebody; so no sleeper is left behind.
 //
 // Spurious futex returns are harmless: step 2 swaps again and sleeps again.
-// Ulrich Drepper's "Futexes Are Tricky" (mutex 3) is the classic account.
+// Ulrich Drepper's "Futexes Are Tricky" explains why each step is needed.
 #pragma once
 
 #include <zap/assert.hpp>

@@ -11,9 +11,9 @@
 //   3. close() wakes every waiting receiver with nothing, refuses every
 //      later send, and returns the values never received (H3, H4).
 //
-// Order: the lock orders all sends, and values come out in that order (H1),
-// so two values sent by one thread arrive in the order it sent them (FIFO
-// per sender, the contract), whichever receivers take them.
+// Order: the lock orders all sends, and values are taken in that order (H1),
+// so two values sent by one thread are taken in the order it sent them
+// (FIFO per sender, the contract), whichever receivers take them.
 //
 // "Not consumed" on a refused send: the contract writes `bool send(T value)`;
 // a by-value parameter would already hold the caller's value (moved in)
