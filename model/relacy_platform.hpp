@@ -42,6 +42,11 @@ void assertion_failed(const char* rule, const char* file, int line) noexcept;
 #include <zap/batch.hpp>
 #include <zap/buffer.hpp>
 #include <zap/event.hpp>
+#include <zap/handoff_queue.hpp>
+#include <zap/lock.hpp>
+#include <zap/mailbox.hpp>
+#include <zap/object_pool.hpp>
+#include <zap/parker.hpp>
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
 #include <zap/sync.hpp>

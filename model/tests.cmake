@@ -21,7 +21,16 @@ set(ZAP_MODEL_BOUNDED
   "event_late_notify 1 100000 2 1000000"
   "event_three_waiters 1 100000 2 1000000"
   "wait_group 1 100000 2 1000000"
-  "join_before_shutdown 1 100000 2 1000000")
+  "join_before_shutdown 1 100000 2 1000000"
+  # model/parker_models.cpp
+  "parker_unpark 2 100000 3 1000000"
+  "parker_timed 2 100000 3 1000000"
+  "parker_ping_pong 2 100000 3 1000000"
+  "lock 2 100000 3 1000000"
+  "mailbox_fifo 2 100000 3 1000000"
+  "mailbox_close 1 100000 1 3000000"
+  "object_pool_close 1 100000 2 1000000"
+  "object_pool_gate 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -115,3 +124,29 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Not a bite: WAKING's clear (wait_group.hpp, fetch_and) weakened to relaxed
 # survives, since the RMW continues the release sequence of the last done()'s
 # CAS and the use-after-free check is on real order, not happens-before.
+
+# ---- Parker, Lock, Mailbox, ObjectPool (model/parker_models.cpp) ----------
+# Their bounded and random runs are in ZAP_MODEL_BOUNDED above.
+# Seeded bugs (model/seed/): the naive "unpark is a no-op unless the owner
+# is parked" loses an unpark that comes first; a park_for that resets the word
+# on timeout drops a late token; a taker that checks and registers in two
+# critical sections misses a value (the H1 assertion names it); a close()
+# that wakes nobody strands its waiters; a timed taker that trusts the
+# Parker's timeout drops a value handed to it meanwhile.
+zap_seed(parker_unpark_only_parked parker-unpark-only-parked parker_unpark deadlock --bound 1)
+zap_seed(parker_unpark_only_parked_ping_pong parker-unpark-only-parked parker_ping_pong deadlock --bound 1)
+zap_seed(parker_timeout_drops_token parker-timeout-drops-token parker_timed assert --bound 1)
+zap_seed(handoff_check_then_wait handoff-check-then-wait mailbox_fifo assert --bound 1)
+# (mailbox_close: the stranded receiver is still linked when the deadlocked
+# execution ends, and the destructor's ZAP_ASSERT reports it first.)
+zap_seed(handoff_close_no_wake handoff-close-no-wake mailbox_close assert --bound 1)
+zap_seed(handoff_close_no_wake_pool handoff-close-no-wake object_pool_close deadlock --bound 1)
+zap_seed(handoff_timeout_drops_value handoff-timeout-drops-value mailbox_close assert --bound 1)
+zap_seed(handoff_timeout_drops_value_pool handoff-timeout-drops-value object_pool_close assert --bound 1)
+# Bites: each ordering of parker.hpp and lock.hpp weakened to relaxed is a
+# data race in its model (model/mutate reports them all; these stay in CI).
+zap_bite(parker_unpark_release parker_unpark parker.hpp "state_.exchange(notified, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(parker_take_acquire parker_unpark parker.hpp "compare_exchange_strong(expected, empty, std::memory_order_acquire" relaxed race --bound 1)
+zap_bite(parker_timeout_acquire parker_timed parker.hpp "state_.exchange(empty, std::memory_order_acquire)" relaxed race --bound 1)
+zap_bite(lock_unlock_release lock lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)
