@@ -119,8 +119,7 @@ public:
         }
         detail::List<Task> list = batch.take_list();
         if (context != nullptr && context->worker != nullptr) {
-            Worker& worker = *context->worker;
-            if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
+            push_local(*context->worker, list);
         } else {
             global_queue_.push(list);
         }
@@ -192,6 +191,12 @@ public:
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
 
+    // Runs a() and b(), possibly in parallel; returns when both have, then
+    // rethrows the first exception either threw. Allocates nothing: see
+    // parallel_invoke.hpp.
+    template <class A, class B>
+    void parallel_invoke(A&& a, B&& b);
+
 private:
     using Sync = detail::Sync;
     using Worker = detail::Worker<Platform>;
@@ -227,6 +232,20 @@ private:
     Context* own_context() const noexcept {
         Context* context = Context::current();
         return context != nullptr && context->pool == this ? context : nullptr;
+    }
+
+    // A1 on the calling worker: its ring, or its overflow queue when full.
+    static void push_local(Worker& worker, detail::List<Task>& list) noexcept {
+        if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
+    }
+
+    // parallel_invoke's wake-up (its step J2): A2 without the fence. Losing
+    // the race with a worker going to sleep costs parallelism only, never a
+    // stranded task: the forking worker takes its task back, or waits for
+    // whoever took it.
+    void notify_hint() noexcept {
+        if (load_sync().notified) return;  // a hint: relaxed, no fence (above)
+        notify_slow(false, true);
     }
 
     // Protocol A2 (is_waking false) or A4's hand-over of the waking role.
@@ -432,3 +451,5 @@ private:
 };
 
 }  // namespace zap
+
+#include <zap/parallel_invoke.hpp>  // BasicThreadPool::parallel_invoke
