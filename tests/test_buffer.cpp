@@ -114,7 +114,7 @@ TEST_P(BufferStart, TakeBackIsLifoAndOnlyForTheNewest) {
     EXPECT_TRUE(ring.take_back(f.tasks[1])) << "now task 1 is the newest";
     EXPECT_FALSE(ring.take_back(f.tasks[1])) << "taken back already";
     EXPECT_EQ(ring.size(), 1u);
-    EXPECT_TRUE(ring.take_back(f.tasks[0])) << "the last task, through the CAS of step 5e";
+    EXPECT_TRUE(ring.take_back(f.tasks[0])) << "the last task, through the CAS of step 5f";
     EXPECT_EQ(ring.size(), 0u);
     EXPECT_EQ(ring.pop(), nullptr);
     auto again = f.list(2, 3);
@@ -130,7 +130,7 @@ TEST_P(BufferStart, TakeBackAfterATheftIsRefused) {
     typename Fixture<SmallRing>::Buffer::Stole stole{};
     ASSERT_TRUE(thief.steal(victim, stole));
     EXPECT_EQ(stole.task, &f.tasks[0]);
-    EXPECT_FALSE(victim.take_back(f.tasks[0])) << "step 5f: a thief won it";
+    EXPECT_FALSE(victim.take_back(f.tasks[0])) << "a thief won it: take_back refuses (5f or 5g)";
     EXPECT_EQ(victim.size(), 0u) << "tail restored: the ring is empty, not at -1";
     EXPECT_EQ(victim.pop(), nullptr);
     EXPECT_FALSE(thief.steal(victim, stole));

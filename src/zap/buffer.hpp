@@ -28,18 +28,21 @@
 //      of tail.
 //   5. take_back(task) (owner): undo the owner's latest push if no thief won
 //      it (Chase-Lev's pop at the bottom, with thieves that take half one
-//      task at a time):
-//        a. if slot(tail - 1) is not `task`, something was pushed after it,
-//           or it never went into the ring (overflow): false;
-//        b. store tail - 1 into tail (seq_cst): from here on, a thief that
-//           reads the new tail leaves slot t - 1 alone (t = the old tail);
-//        c. load head (seq_cst) -> h;
-//        d. h < t - 1: another task lies below ours; no thief can win slot
+//      task at a time). t is the tail before the call:
+//        a. if slot(t - 1) is not `task`, something was pushed after it, or
+//           it never went into the ring (overflow): false;
+//        b. load head (relaxed, a guess: head only grows). If it is t - 1,
+//           ours is the last task or gone: go to f, tail untouched;
+//        c. store t - 1 into tail (seq_cst): from here on, a thief that
+//           reads the new tail leaves slot t - 1 alone;
+//        d. load head (seq_cst) -> h;
+//        e. h < t - 1: another task lies below ours; no thief can win slot
 //           t - 1 (below), so it is ours without a CAS: true;
-//        e. h == t - 1: ours is the last one; CAS head to t, racing thieves
-//           for it; restore tail = t (the ring is empty); true if we won;
-//        f. h == t: a thief took it already; restore tail = t: false.
-//      Why no thief wins slot t - 1 in 5d, and why b, c and the thief's
+//        f. h == t - 1: ours is the last one; CAS head to t, racing the
+//           thieves' CAS for it; restore tail = t if c lowered it (the ring
+//           is empty either way); true if we won;
+//        g. h == t: a thief took it already; restore tail = t: false.
+//      Why no thief wins slot t - 1 in 5e, and why c, d and the thief's
 //      loads of step 3 are seq_cst: a thief claims only the slot at the head
 //      it loaded (B4), so to take slot t - 1 it must load head == t - 1 (moved
 //      there by earlier steals) and a tail above t - 1: the old tail, not our
@@ -66,14 +69,14 @@
 //      lock-free on every 64-bit target; on a 32-bit target without them,
 //      Platform::Atomic would take a lock (correct, slower).
 //   B2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
-//      leaves the ring through a successful CAS of head, or through step 5d
+//      leaves the ring through a successful CAS of head, or through step 5e
 //      (the owner lowers tail over it while another task stays below).
-//   B3 (take-back window): tail == head - 1 only between step 5b and the
-//      restoring store of 5e/5f, when the ring is empty; nobody else lowers
+//   B3 (take-back window): tail == head - 1 only between step 5c and the
+//      restoring store of 5f/5g, when the ring is empty; nobody else lowers
 //      tail.
 //   B4 (one claim, one task): every CAS of head by a thief claims the one
 //      slot at the head it loaded. A CAS that claimed several (the seed's
-//      steal of half in one CAS) would break 5d: a thief whose head and tail
+//      steal of half in one CAS) would break 5e: a thief whose head and tail
 //      were loaded before two take-backs could claim a slot the second one
 //      takes without a CAS (model/seed/steal-half-one-cas.patch).
 //   B5 (slot reuse): the owner overwrites a slot only after an acquire of a
@@ -242,23 +245,27 @@ public:
         const Index newest = tail - 1;
         // 5a. Our own write: the last one ever made to slot(newest) (B2).
         if (slot(newest).load(std::memory_order_relaxed) != &task) return false;
-        // 5b. The owner's half of step 5's cycle in S with the thief's loads.
-        tail_.store(newest, std::memory_order_seq_cst);
-        // 5c. As 5b. Nothing to acquire: the task is our own write, and B5's
-        // acquires come before any overwrite of a slot a thief read.
-        const Index head = head_.load(std::memory_order_seq_cst);
-        if (head == tail) {  // 5f: a thief won it
-            restore_tail(tail);
-            return false;
+        // 5b. A guess, relaxed: a stale head is only lower, and then 5c-d decide.
+        Index head = head_.load(std::memory_order_relaxed);
+        const bool lowered = head != newest;
+        if (lowered) {
+            // 5c. The owner's half of step 5's cycle in S with the thief's loads.
+            tail_.store(newest, std::memory_order_seq_cst);
+            // 5d. As 5c. Nothing to acquire: the task is our own write, and
+            // B5's acquires come before any overwrite of a slot a thief read.
+            head = head_.load(std::memory_order_seq_cst);
+            if (head == tail) {  // 5g: a thief won it
+                restore_tail(tail);
+                return false;
+            }
+            ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (B1)");
+            if (head != newest) return true;  // 5e
         }
-        ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (B1)");
-        if (head != newest) return true;  // 5d
-        Index expected = head;
-        // 5e. Races the thieves' CAS for the last task (B2). Publishes and
+        // 5f. Races the thieves' CAS for the last task (B2). Publishes and
         // acquires nothing: the slot is our own, and B5 covers thieves' reads.
         const bool won =
-            head_.compare_exchange_strong(expected, head + 1, std::memory_order_relaxed, std::memory_order_relaxed);
-        restore_tail(tail);
+            head_.compare_exchange_strong(head, tail, std::memory_order_relaxed, std::memory_order_relaxed);
+        if (lowered) restore_tail(tail);
         return won;
     }
 
@@ -270,7 +277,7 @@ public:
 private:
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }
 
-    // 5e/5f: ends the take-back window (B3) with an empty ring.
+    // 5f/5g: ends the take-back window (B3) with an empty ring.
     void restore_tail(Index tail) noexcept {
         // Relaxed: no slot to publish, every slot below tail was published
         // by an earlier release store; a thief that reads it sees head >= tail.
