@@ -69,6 +69,13 @@ double ns_per(std::size_t iterations, Loop&& loop) {
     return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / static_cast<double>(iterations);
 }
 
+void direct_loop(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        touch();
+        touch();
+    }
+}
+
 // The floor under any Chase-Lev take-back on x86: one locked read-modify-
 // write (take_back's seq_cst store is an xchg, its last-task path a CAS).
 void locked_loop(std::size_t n) {
@@ -85,13 +92,6 @@ Figure locked_cost(int runs) {
 
 void fork_loop(zap::ThreadPool& pool, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) pool.parallel_invoke([] { touch(); }, [] { touch(); });
-}
-
-void direct_loop(std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-        touch();
-        touch();
-    }
 }
 
 // Per-fork cost on a worker of `pool`: (fork loop - direct loop) per
