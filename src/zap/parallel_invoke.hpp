@@ -112,7 +112,7 @@ private:
     }
 
     std::remove_reference_t<F>* f_;
-    FirstException errors_;
+    FirstException<Platform> errors_;
     typename Platform::template Atomic<std::uint32_t> state_{running};
     BasicWaitGroup<Platform> group_;
 };
