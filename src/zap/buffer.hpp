@@ -19,7 +19,8 @@
 //      seq_cst, for step 5; the tail load is also the acquire that makes the
 //      slots below it visible). tail == head - 1 means the owner is inside a
 //      take-back of the last task (B3): report empty. Otherwise read the slot
-//      at head and CAS head forward by one (release: B5), into the thief's
+//      at head and CAS head forward by one (seq_cst, for step 5; its release
+//      half is B5), into the thief's
 //      own ring; repeat (reloading both) until it holds half, rounded up, of
 //      the first size it saw, or the victim looks empty. Reading before the
 //      CAS matters: once head moves, the victim may overwrite the slot.
@@ -42,18 +43,20 @@
 //           thieves' CAS for it; restore tail = t if c lowered it (the ring
 //           is empty either way); true if we won;
 //        g. h == t: a thief took it already; restore tail = t: false.
-//      Why no thief wins slot t - 1 in 5e, and why c, d and the thief's
-//      loads of step 3 are seq_cst: a thief claims only the slot at the head
-//      it loaded (B4), so to take slot t - 1 it must load head == t - 1 (moved
-//      there by earlier steals) and a tail above t - 1: the old tail, not our
-//      store. We loaded h < t - 1, an older head. In the single total order S
-//      of seq_cst operations, of two seq_cst operations on one atomic the one
-//      coherence-ordered first (a load of an older value than another reads
-//      or writes) precedes ([atomics.order]/4 in C++20): our head load precedes
-//      the thief's, the thief's tail load precedes our store, and each side
-//      keeps program order: store < our load < thief's head load < thief's
-//      tail load < store, a cycle. So that execution does not exist; with any
-//      of the four weaker, C++ allows it. (A thief that reads a newer tail
+//      Why no thief wins slot t - 1 in 5e, and why c, d, the thief's loads
+//      and its CAS in step 3 are seq_cst: a thief claims only the slot at
+//      the head it loaded (B4), so to take slot t - 1 it must load head ==
+//      t - 1 (written by an earlier steal's CAS) and a tail above t - 1: the
+//      old tail, not our store. We loaded h < t - 1, a value older than that
+//      CAS. Among seq_cst operations, the single total order S follows
+//      program order, reads-from (a load after the store it reads) and
+//      from-read (a load before the store that overwrote what it read)
+//      ([atomics.order]/4 in C++20). So: our head load < that steal's CAS
+//      < the thief's head load < its tail load < our tail store < our head
+//      load, a cycle: that execution does not exist. Weaken any of the six
+//      and C++ allows it; model/take_back_models.cpp (take_back_nested)
+//      finds it when the CAS is acq_rel, because then the head value the
+//      thief read carries no place in S. (A thief that reads a newer tail
 //      than our store reads a slot pushed after it: a new task.)
 //
 // Invariants:
@@ -215,12 +218,13 @@ public:
             // had not reused the slot (B5).
             Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
             Index expected = victim_head;
-            // One task per CAS (B4). Release (B5): the slot load above happens
-            // before the victim's acquire of head in push() or empty_tail(),
-            // so it cannot overwrite a slot we are still reading. The acquire
-            // half is stronger than needed: the task reaches us through the
-            // tail load above.
-            if (!victim.head_.compare_exchange_strong(expected, victim_head + 1, std::memory_order_acq_rel,
+            // One task per CAS (B4). seq_cst: the head value a later thief's
+            // head load reads in step 5's cycle must come from a seq_cst write.
+            // Its release half is B5: the slot load above happens before the
+            // victim's acquire of head in push() or empty_tail(), so it cannot
+            // overwrite a slot we are still reading. Its acquire half is not
+            // needed: the task reaches us through the tail load above.
+            if (!victim.head_.compare_exchange_strong(expected, victim_head + 1, std::memory_order_seq_cst,
                                                       std::memory_order_relaxed)) {
                 Platform::spin_hint();
                 continue;
