@@ -39,6 +39,36 @@ struct Fixture {
 using Index = zap::detail::Buffer<zap::StdPlatform>::Index;
 constexpr Index near_wrap = std::numeric_limits<Index>::max() - 2;
 
+// Two threads stealing from `owner` into rings of their own until stop(),
+// counting every task they run in `seen`.
+template <class F>
+class Thieves {
+public:
+    Thieves(F& f, typename F::Buffer& owner, std::vector<std::atomic<int>>& seen)
+        : f_(f), owner_(owner), seen_(seen), one_([this] { loop(); }), two_([this] { loop(); }) {}
+    void stop() {
+        done_ = true;
+        one_.join();
+        two_.join();
+    }
+
+private:
+    void loop() {
+        typename F::Buffer mine;
+        typename F::Buffer::Stole stole{};
+        while (!done_.load()) {
+            if (!mine.steal(owner_, stole)) continue;
+            seen_[f_.index(stole.task)]++;
+            while (auto* t = mine.pop()) seen_[f_.index(t)]++;
+        }
+    }
+    F& f_;
+    typename F::Buffer& owner_;
+    std::vector<std::atomic<int>>& seen_;
+    std::atomic<bool> done_{false};
+    std::thread one_, two_;
+};
+
 }  // namespace
 
 class BufferStart : public ::testing::TestWithParam<Index> {};
@@ -170,26 +200,14 @@ TEST(Buffer, OwnerAndThievesTakeEveryTaskOnce) {
     F::Buffer owner;
     F::Queue overflow;
     std::vector<std::atomic<int>> seen(total);
-    std::atomic<bool> done{false};
-    auto thief_loop = [&] {
-        F::Buffer mine;
-        F::Buffer::Stole stole{};
-        while (!done.load()) {
-            if (!mine.steal(owner, stole)) continue;
-            seen[f.index(stole.task)]++;
-            while (auto* t = mine.pop()) seen[f.index(t)]++;
-        }
-    };
-    std::thread thief1(thief_loop), thief2(thief_loop);
+    Thieves<F> thieves(f, owner, seen);
     for (std::size_t i = 0; i < total; i += 10) {
         auto list = f.list(i, i + 10);
         if (!owner.push(list)) overflow.push(list);
         if (auto* t = owner.pop()) seen[f.index(t)]++;
     }
     while (auto* t = owner.pop()) seen[f.index(t)]++;
-    done = true;
-    thief1.join();
-    thief2.join();
+    thieves.stop();
     F::Buffer::Stole stole{};
     while (owner.consume(overflow, stole)) {
         seen[f.index(stole.task)]++;
@@ -210,17 +228,7 @@ TEST(Buffer, TakeBackAgainstThievesRunsEveryTaskOnce) {
     F f(depth * rounds);
     F::Buffer owner;
     std::vector<std::atomic<int>> seen(f.tasks.size());
-    std::atomic<bool> done{false};
-    auto thief_loop = [&] {
-        F::Buffer mine;
-        F::Buffer::Stole stole{};
-        while (!done.load()) {
-            if (!mine.steal(owner, stole)) continue;
-            seen[f.index(stole.task)]++;
-            while (auto* t = mine.pop()) seen[f.index(t)]++;
-        }
-    };
-    std::thread thief1(thief_loop), thief2(thief_loop);
+    Thieves<F> thieves(f, owner, seen);
     for (std::size_t base = 0; base < f.tasks.size(); base += depth) {
         for (std::size_t i = base; i < base + depth; ++i) {
             auto one = f.list(i, i + 1);
@@ -230,8 +238,6 @@ TEST(Buffer, TakeBackAgainstThievesRunsEveryTaskOnce) {
             if (owner.take_back(f.tasks[i])) seen[i]++;
     }
     while (auto* t = owner.pop()) seen[f.index(t)]++;
-    done = true;
-    thief1.join();
-    thief2.join();
+    thieves.stop();
     for (std::size_t i = 0; i < f.tasks.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << "task " << i;
 }
