@@ -4,8 +4,9 @@
 // The stealable half, b, lives in a Fork on the caller's stack (a task plus
 // a join state), as in rayon's join: the caller pushes it where thieves can
 // take it, runs a, then takes it back and runs it inline if nobody took it
-// (the common case: no atomic read-modify-write but take_back's one store),
-// or else helps until whoever took it has finished. docs/parallel_invoke.md
+// (the common case: one locked instruction in all, take_back's seq_cst store
+// or its CAS for a last task), or else helps until whoever took it has
+// finished. docs/parallel_invoke.md
 // explains the design and gives the measured cost.
 //
 // Protocol (J = join):
