@@ -205,9 +205,10 @@ int main(int argc, char** argv) {
     const long calls = 2 * fib_serial(31) - 1;  // calls of fib(30), one fork per call above n < 2
     std::printf("fib(30): %ld calls\n", calls);
     print("fib(30) serial, 1 thread (ms)", time_fib(runs, [] { return fib_serial(30); }), "ms");
-    {
-        zap::ThreadPool pool(zap::Config{.max_threads = 2});
-        print("fib(30) zap parallel_invoke, 2 workers (ms)", time_fib(runs, [&] {
+    for (std::uint32_t workers : {1u, 2u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = workers});
+        const std::string what = "fib(30) zap parallel_invoke, " + std::to_string(workers) + " worker(s) (ms)";
+        print(what.c_str(), time_fib(runs, [&] {
                   long result = 0;
                   run_on_pool(pool, [&] { result = fib_zap(pool, 30); });
                   return result;
