@@ -119,7 +119,8 @@ public:
         }
         detail::List<Task> list = batch.take_list();
         if (context != nullptr && context->worker != nullptr) {
-            push_local(*context->worker, list);
+            Worker& worker = *context->worker;
+            if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
         } else {
             global_queue_.push(list);
         }
@@ -232,11 +233,6 @@ private:
     Context* own_context() const noexcept {
         Context* context = Context::current();
         return context != nullptr && context->pool == this ? context : nullptr;
-    }
-
-    // A1 on the calling worker: its ring, or its overflow queue when full.
-    static void push_local(Worker& worker, detail::List<Task>& list) noexcept {
-        if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
     }
 
     // parallel_invoke's wake-up (its step J2): A2 without the fence. Losing
