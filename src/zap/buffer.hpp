@@ -19,11 +19,11 @@
 //      seq_cst, for step 5; the tail load is also the acquire that makes the
 //      slots below it visible). tail == head - 1 means the owner is inside a
 //      take-back of the last task (B3): report empty. Otherwise read the slot
-//      at head and CAS head forward by one (seq_cst, for step 5; its release
-//      half is B5), into the thief's
-//      own ring; repeat (reloading both) until it holds half, rounded up, of
-//      the first size it saw, or the victim looks empty. Reading before the
-//      CAS matters: once head moves, the victim may overwrite the slot.
+//      at head, CAS head forward by one (seq_cst, for step 5; its release
+//      half is B5) and keep the task in the thief's own ring; repeat
+//      (reloading both) until it holds half, rounded up, of the first size
+//      it saw, or the victim looks empty. Reading before the CAS matters:
+//      once head moves, the victim may overwrite the slot.
 //   4. consume (owner, ring empty): take up to capacity tasks from a Queue
 //      into the ring and one more to run, then publish with a release store
 //      of tail.
@@ -53,10 +53,10 @@
 //      from-read (a load before the store that overwrote what it read)
 //      ([atomics.order]/4 in C++20). So: our head load < that steal's CAS
 //      < the thief's head load < its tail load < our tail store < our head
-//      load, a cycle: that execution does not exist. Weaken any of the six
+//      load, a cycle: that execution does not exist. Weaken any of the five
 //      and C++ allows it; model/take_back_models.cpp (take_back_nested)
-//      finds it when the CAS is acq_rel, because then the head value the
-//      thief read carries no place in S. (A thief that reads a newer tail
+//      finds it when the CAS is acq_rel, because then the CAS that wrote the
+//      head the thief read has no place in S. (A thief that reads a newer tail
 //      than our store reads a slot pushed after it: a new task.)
 //
 // Invariants:
@@ -70,7 +70,7 @@
 //      win its CAS with stale slots, running one task twice and losing
 //      another. 2^64 moves of head take centuries. 64-bit atomics are
 //      lock-free on every 64-bit target; on a 32-bit target without them,
-//      Platform::Atomic would take a lock (correct, slower).
+//      std::atomic (StdPlatform) falls back to a lock (correct, slower).
 //   B2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
 //      leaves the ring through a successful CAS of head, or through step 5e
 //      (the owner lowers tail over it while another task stays below).
