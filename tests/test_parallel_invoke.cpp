@@ -1,6 +1,7 @@
-// ThreadPool::parallel_invoke: both halves run, from a worker and from
-// outside, with one worker and with several, stolen and not, nested deeply,
-// and with exceptions from either half (both still run, the first rethrown).
+// ThreadPool::parallel_invoke: both halves run, from a worker, from outside
+// and from join()'s drain, with one worker and with several, stolen and not,
+// nested deeply, and with exceptions from either half (both still run, the
+// first rethrown).
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -212,4 +213,42 @@ TEST(ParallelInvoke, ExceptionsInsideRecursionAllHalvesRun) {
     };
     run_on_pool(pool, [&] { EXPECT_THROW(tree(10), std::runtime_error); });
     EXPECT_EQ(leaves.load(), 1 << 10) << "a throwing half cancels nothing";
+}
+
+namespace {
+
+// The production platform whose workers never start: every task runs in
+// join()'s drain, on the joining thread, whose context has no worker.
+struct NoSpawn : zap::StdPlatform {
+    static bool spawn(const zap::ThreadOptions&, void* (*)(void*), void*) noexcept { return false; }
+};
+using DrainPool = zap::BasicThreadPool<NoSpawn>;
+
+long fib_drain(DrainPool& pool, int n) {
+    if (n < 2) return n;
+    long x = 0, y = 0;
+    pool.parallel_invoke([&] { x = fib_drain(pool, n - 1); }, [&] { y = fib_drain(pool, n - 2); });
+    return x + y;
+}
+
+}  // namespace
+
+TEST(ParallelInvoke, InsideJoinsDrainWithNoWorker) {
+    DrainPool pool(zap::Config{.max_threads = 2});
+    long result = 0;
+    std::thread::id ran_on;
+    struct Job : zap::BasicTask<NoSpawn> {
+        std::function<void()> body;
+        Job() : zap::BasicTask<NoSpawn>(&run) {}
+        static void run(zap::BasicTask<NoSpawn>* t) { static_cast<Job*>(t)->body(); }
+    } job;
+    job.body = [&] {
+        ran_on = std::this_thread::get_id();
+        result = fib_drain(pool, 12);  // b is scheduled to the pool; the drain's wait runs it
+    };
+    pool.schedule(job);
+    pool.shutdown();
+    pool.join();
+    EXPECT_EQ(ran_on, std::this_thread::get_id()) << "no worker: join()'s drain ran the task";
+    EXPECT_EQ(result, fib_serial(12));
 }
