@@ -246,6 +246,12 @@ public:
     template <std::ranges::random_access_range R, class F>
     void for_each(R&& range, F&& f, Grain grain = {}) { detail::for_each(*this, range, f, grain); }
 
+    // Runs a() and b(), possibly in parallel; returns when both have, then
+    // rethrows the first exception either threw. Allocates nothing: see
+    // parallel_invoke.hpp.
+    template <class A, class B>
+    void parallel_invoke(A&& a, B&& b);
+
 private:
     using Sync = detail::Sync;
     using Worker = detail::Worker<Platform>;
@@ -281,6 +287,15 @@ private:
     Context* own_context() const noexcept {
         Context* context = Context::current();
         return context != nullptr && context->pool == this ? context : nullptr;
+    }
+
+    // parallel_invoke's wake-up (its step J2): A2 without the fence. Losing
+    // the race with a worker going to sleep costs parallelism only, never a
+    // stranded task: the forking worker takes its task back, or waits for
+    // whoever took it.
+    void notify_hint() noexcept {
+        if (load_sync().notified) return;  // a hint: relaxed, no fence (above)
+        notify_slow(false, true);
     }
 
     // Protocol A2 (is_waking false) or A4's hand-over of the waking role.
@@ -518,3 +533,5 @@ private:
 };
 
 }  // namespace zap
+
+#include <zap/parallel_invoke.hpp>  // BasicThreadPool::parallel_invoke
