@@ -3,6 +3,7 @@
 //   bench_<peer> --variants                         its rows, one per line
 //   bench_<peer> VARIANT WORKLOAD SIZE [--idle]     one measurement, one line:
 //     variant workload size seconds allocations tasks peak_rss_kib idle_cpu_seconds
+//   (idle_cpu_seconds is -1 without --idle)
 //   exit 0 on success, 1 on a wrong result, 3 when the variant cannot express
 //   the workload, 2 on bad arguments.
 #include "harness.hpp"
@@ -34,6 +35,20 @@ std::uint64_t expected_checksum(const std::string& workload, std::uint64_t size)
 
 }  // namespace bench
 
+// The process's peak resident set (VmHWM). Not getrusage's ru_maxrss: Linux
+// carries that across execve, so it would report bench/run's own size.
+static long peak_rss_kib() {
+    std::FILE* status = std::fopen("/proc/self/status", "r");
+    if (status == nullptr) return -1;
+    char line[256];
+    long kib = -1;
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+        if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    }
+    std::fclose(status);
+    return kib;
+}
+
 int main(int argc, char** argv) {
     using namespace bench;
     if (argc == 2 && std::strcmp(argv[1], "--variants") == 0) {
@@ -56,10 +71,8 @@ int main(int argc, char** argv) {
                      workload.c_str(), size, out.checksum, expected);
         return 1;
     }
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
     std::printf("%s\t%s\t%" PRIu64 "\t%.6f\t%" PRIu64 "\t%" PRIu64 "\t%ld\t%.4f\n", variant.c_str(), workload.c_str(),
-                size, meter.measured().seconds, meter.measured().allocs, out.tasks, usage.ru_maxrss,
+                size, meter.measured().seconds, meter.measured().allocs, out.tasks, peak_rss_kib(),
                 meter.idle_cpu());
     return 0;
 }
