@@ -127,9 +127,10 @@ inline std::uint32_t xorshift32(std::uint32_t& state) noexcept {
     state ^= state << 5;
     return state;
 }
+inline constexpr std::uint32_t random_seed = 2463534242u;
 inline std::vector<std::uint32_t> random_words(std::size_t n) {
     std::vector<std::uint32_t> v(n);
-    std::uint32_t s = 2463534242u;
+    std::uint32_t s = random_seed;
     for (auto& x : v) x = xorshift32(s);
     return v;
 }
