@@ -37,12 +37,12 @@ void expect_each_once(T (&tasks)[N]) {
 
 // Runs a task that a ring or queue handed out; a null one (a slot read
 // before it was published) is a model failure rather than a crash.
-void run(Task* task) {
+inline void run(Task* task) {
     RL_ASSERT(task != nullptr);
     if (task != nullptr) task->run();
 }
 
-List one(Task& t) {
+inline List one(Task& t) {
     Batch b(t);
     return b.take_list();
 }

@@ -1,17 +1,7 @@
 // model/model_tests.cpp - Relacy models of zap's parts and of the whole pool.
-//
-// Usage: zap_model TEST [--sched full|bound|random] [--bound N]
-//                       [--iterations N] [--expect RESULT]
-// RESULT is success (the default), deadlock, race, assert, freed or leak.
-// With --expect other than success the run passes only when Relacy reports
-// that failure: this is how the seed-faithful builds (model/seed/) show that
-// each check bites. Every run prints its scheduler, bounds and the number of
-// executions explored.
-#include "model_support.hpp"
-
-#include <cstring>
-#include <map>
-#include <string>
+// Each model registers itself at the end of this file (model_registry.hpp);
+// model_main.cpp runs them by name.
+#include "model_registry.hpp"
 
 namespace {
 
@@ -379,110 +369,63 @@ struct JoinFirstModel : Model<JoinFirstModel, 2, 1> {
     void after() { delete pool; }
 };
 
+using Sync1w2tModel = SyncModel<1, 2, false>;
+using Sync2w1tChildModel = SyncModel<2, 1, true>;
+using Sync2w2tModel = SyncModel<2, 2, false>;
+using SyncSpawnFailsFirstModel = SyncModel<1, 2, false>;
+using Pool1w1tModel = PoolModel<1, 1, false>;
+using Pool1w2tChildModel = PoolModel<1, 2, true>;
+using Pool2w1tChildModel = PoolModel<2, 1, true>;
+using Pool1w1tLateJoinModel = PoolModel<1, 1, false, true>;
+using Pool2w1tChildLateJoinModel = PoolModel<2, 1, true, true>;
+using Pool2w3tModel = PoolModel<2, 3, false>;
+using PoolSpawnMaybeFailsModel = PoolModel<2, 2, false>;
+using PoolSpawnAlwaysFailsModel = PoolModel<1, 2, true>;
+
 // ---- the registry ----------------------------------------------------------
-
-struct Entry {
-    bool (*run)(rl::test_params&);
-    bool spurious;  // futex wake-ups may be spurious (safety) or not (liveness)
-    P::SpawnFailure spawn;
-    const char* claim;
-};
-
-template <class T>
-bool run(rl::test_params& params) {
-    return rl::simulate<T>(params);
-}
-
-const std::map<std::string, Entry>& registry() {
-    using F = P::SpawnFailure;
-    static const std::map<std::string, Entry> r = {
-        {"queue", {run<QueueModel>, true, F::never, "every pushed task is popped once; links and cache race-free"}},
-        {"buffer_steal", {run<BufferStealModel>, true, F::never, "push overflow/migrate and pop vs a thief, across the wrap: each task once"}},
-        {"buffer_consume", {run<BufferConsumeModel>, true, F::never, "consume from a queue vs two thieves, across the wrap: each task once"}},
-        {"event_notify", {run<EventNotifyModel>, false, F::never, "a notify reaches its waiter and publishes the notifier's writes"}},
-        {"event_two_sleepers", {run<EventTwoSleepersModel>, false, F::never, "two sleepers, notify then shutdown: both return"}},
-        {"event_late_notify", {run<EventLateNotifyModel>, false, F::never, "notify racing shutdown cannot undo it: both waiters return"}},
-        {"event_three_waiters", {run<EventThreeWaitersModel>, false, F::never, "three waiters, two notifies, shutdown: all return"}},
-        {"wait_group", {run<WaitGroupModel>, true, F::never, "wait() returns after both done(), and the group may be freed at once"}},
-        {"sync_1w_2t", {run<SyncModel<1, 2, false>>, false, F::never, "1 worker, 2 tasks from outside: none stranded"}},
-        {"sync_2w_1t_child", {run<SyncModel<2, 1, true>>, false, F::never, "2 workers, a task and its child: none stranded"}},
-        {"sync_2w_2t", {run<SyncModel<2, 2, false>>, false, F::never, "2 workers, 2 tasks from outside: none stranded"}},
-        {"sync_spawn_fails_first", {run<SyncModel<1, 2, false>>, false, F::first, "the first spawn fails: the next schedule() retries it"}},
-        {"pool_1w_1t", {run<PoolModel<1, 1, false>>, true, F::never, "1 worker: task ran once, pool freed right after join"}},
-        {"pool_1w_2t_child", {run<PoolModel<1, 2, true>>, true, F::never, "1 worker, tasks from outside and a child: each once"}},
-        {"pool_2w_1t_child", {run<PoolModel<2, 1, true>>, true, F::never, "2 workers, a task and its child: each once, no late touch"}},
-        {"pool_1w_1t_late_join", {run<PoolModel<1, 1, false, true>>, true, F::never, "1 worker, join() once the worker reached on_thread_exit: pool freed right after join"}},
-        {"pool_2w_1t_child_late_join", {run<PoolModel<2, 1, true, true>>, true, F::never, "2 workers, a task and its child, join() once every started worker reached on_thread_exit: no late touch"}},
-        {"pool_2w_3t", {run<PoolModel<2, 3, false>>, true, F::never, "2 workers, 3 tasks, shutdown racing the workers"}},
-        {"pool_spawn_maybe_fails", {run<PoolModel<2, 2, false>>, true, F::maybe, "any spawn may fail: tasks still run once (drain)"}},
-        {"pool_spawn_always_fails", {run<PoolModel<1, 2, true>>, true, F::always, "no worker ever starts: join() drains everything"}},
-        {"pool_reschedule", {run<RescheduleModel>, true, F::never, "batch [A, B], A reschedules itself: no stale link drags B in (A twice, B once)"}},
-        {"join_before_shutdown", {run<JoinFirstModel>, false, F::always, "join() waiting before shutdown() with no worker returns"}},
-    };
-    return r;
-}
+ZAP_MODEL_TEST(queue, QueueModel, true, P::SpawnFailure::never,
+               "every pushed task is popped once; links and cache race-free");
+ZAP_MODEL_TEST(buffer_steal, BufferStealModel, true, P::SpawnFailure::never,
+               "push overflow/migrate and pop vs a thief, across the wrap: each task once");
+ZAP_MODEL_TEST(buffer_consume, BufferConsumeModel, true, P::SpawnFailure::never,
+               "consume from a queue vs two thieves, across the wrap: each task once");
+ZAP_MODEL_TEST(event_notify, EventNotifyModel, false, P::SpawnFailure::never,
+               "a notify reaches its waiter and publishes the notifier's writes");
+ZAP_MODEL_TEST(event_two_sleepers, EventTwoSleepersModel, false, P::SpawnFailure::never,
+               "two sleepers, notify then shutdown: both return");
+ZAP_MODEL_TEST(event_late_notify, EventLateNotifyModel, false, P::SpawnFailure::never,
+               "notify racing shutdown cannot undo it: both waiters return");
+ZAP_MODEL_TEST(event_three_waiters, EventThreeWaitersModel, false, P::SpawnFailure::never,
+               "three waiters, two notifies, shutdown: all return");
+ZAP_MODEL_TEST(wait_group, WaitGroupModel, true, P::SpawnFailure::never,
+               "wait() returns after both done(), and the group may be freed at once");
+ZAP_MODEL_TEST(sync_1w_2t, Sync1w2tModel, false, P::SpawnFailure::never,
+               "1 worker, 2 tasks from outside: none stranded");
+ZAP_MODEL_TEST(sync_2w_1t_child, Sync2w1tChildModel, false, P::SpawnFailure::never,
+               "2 workers, a task and its child: none stranded");
+ZAP_MODEL_TEST(sync_2w_2t, Sync2w2tModel, false, P::SpawnFailure::never,
+               "2 workers, 2 tasks from outside: none stranded");
+ZAP_MODEL_TEST(sync_spawn_fails_first, SyncSpawnFailsFirstModel, false, P::SpawnFailure::first,
+               "the first spawn fails: the next schedule() retries it");
+ZAP_MODEL_TEST(pool_1w_1t, Pool1w1tModel, true, P::SpawnFailure::never,
+               "1 worker: task ran once, pool freed right after join");
+ZAP_MODEL_TEST(pool_1w_2t_child, Pool1w2tChildModel, true, P::SpawnFailure::never,
+               "1 worker, tasks from outside and a child: each once");
+ZAP_MODEL_TEST(pool_2w_1t_child, Pool2w1tChildModel, true, P::SpawnFailure::never,
+               "2 workers, a task and its child: each once, no late touch");
+ZAP_MODEL_TEST(pool_1w_1t_late_join, Pool1w1tLateJoinModel, true, P::SpawnFailure::never,
+               "1 worker, join() once the worker reached on_thread_exit: pool freed right after join");
+ZAP_MODEL_TEST(pool_2w_1t_child_late_join, Pool2w1tChildLateJoinModel, true, P::SpawnFailure::never,
+               "2 workers, a task and its child, join() once every started worker reached on_thread_exit: no late touch");
+ZAP_MODEL_TEST(pool_2w_3t, Pool2w3tModel, true, P::SpawnFailure::never,
+               "2 workers, 3 tasks, shutdown racing the workers");
+ZAP_MODEL_TEST(pool_spawn_maybe_fails, PoolSpawnMaybeFailsModel, true, P::SpawnFailure::maybe,
+               "any spawn may fail: tasks still run once (drain)");
+ZAP_MODEL_TEST(pool_spawn_always_fails, PoolSpawnAlwaysFailsModel, true, P::SpawnFailure::always,
+               "no worker ever starts: join() drains everything");
+ZAP_MODEL_TEST(pool_reschedule, RescheduleModel, true, P::SpawnFailure::never,
+               "batch [A, B], A reschedules itself: no stale link drags B in (A twice, B once)");
+ZAP_MODEL_TEST(join_before_shutdown, JoinFirstModel, false, P::SpawnFailure::always,
+               "join() waiting before shutdown() with no worker returns");
 
 }  // namespace
-
-int main(int argc, char** argv) {
-    zap_model::print_mutations();  // also reads ZAP_MUTATE before any execution allocates
-    if (argc < 2 || registry().count(argv[1]) == 0) {
-        std::fprintf(stderr, "usage: zap_model TEST [--sched full|bound|random] [--bound N] [--iterations N] [--expect RESULT]\ntests:\n");
-        for (const auto& [name, entry] : registry()) std::fprintf(stderr, "  %-24s %s\n", name.c_str(), entry.claim);
-        return 2;
-    }
-    const std::string name = argv[1];
-    const Entry& entry = registry().at(name);
-    rl::test_params params;
-    params.search_type = rl::sched_bound;
-    params.context_bound = 2;
-    params.iteration_count = 100000;
-    params.execution_depth_limit = 20000;
-    params.progress_stream = &std::cout;  // a line every progress_output_period seconds
-    params.progress_output_period = 20;
-    std::string expect = "success";
-    for (int i = 2; i + 1 < argc; i += 2) {
-        const std::string key = argv[i], value = argv[i + 1];
-        if (key == "--sched") {
-            params.search_type = value == "full" ? rl::sched_full : value == "random" ? rl::sched_random : rl::sched_bound;
-        } else if (key == "--bound") {
-            params.context_bound = static_cast<unsigned>(std::stoul(value));
-        } else if (key == "--iterations") {
-            params.iteration_count = std::stoull(value);
-        } else if (key == "--expect") {
-            expect = value;
-        } else {
-            std::fprintf(stderr, "unknown option %s\n", key.c_str());
-            return 2;
-        }
-    }
-    P::spurious_wakeups = entry.spurious;
-    P::spawn_failure = entry.spawn;
-
-    const char* spawn_names[] = {"never", "maybe", "always", "first"};
-    std::printf("model %s: %s\n", name.c_str(), entry.claim);
-    std::printf("scheduler: %s", rl::format(params.search_type));
-    if (params.search_type == rl::sched_bound) std::printf(", context bound %u (preemptions)", params.context_bound);
-    if (params.search_type == rl::sched_random) std::printf(", %llu iterations", static_cast<unsigned long long>(params.iteration_count));
-    std::printf("; spurious wake-ups %s; spawn failure %s; ring capacity %u\n", entry.spurious ? "on" : "off",
-                spawn_names[static_cast<int>(entry.spawn)], P::ring_capacity);
-    std::fflush(stdout);
-
-    entry.run(params);
-
-    const std::map<std::string, rl::test_result_e> kinds = {
-        {"success", rl::test_result_success},          {"deadlock", rl::test_result_deadlock},
-        {"race", rl::test_result_data_race},            {"assert", rl::test_result_user_assert_failed},
-        {"freed", rl::test_result_access_to_freed_memory}, {"leak", rl::test_result_memory_leak},
-        {"livelock", rl::test_result_livelock},
-    };
-    std::printf("executions explored: %llu; result: %s\n", static_cast<unsigned long long>(params.stop_iteration),
-                rl::test_result_str(params.test_result));
-    if (kinds.count(expect) == 0) {
-        std::fprintf(stderr, "unknown --expect %s\n", expect.c_str());
-        return 2;
-    }
-    const bool ok = params.test_result == kinds.at(expect);
-    std::printf("%s: expected %s\n", ok ? "PASS" : "FAIL", expect.c_str());
-    return ok ? 0 : 1;
-}

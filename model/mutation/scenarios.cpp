@@ -4,12 +4,8 @@
 // same src/zap; built with a ring of 4 (ZAP_MODEL_RING) so that a steal can
 // take more than one task.
 //
-// Usage: zap_model_mutation TEST [--sched full|bound|random] [--bound N] [--iterations N]
-#include "model_support.hpp"
-
-#include <cstring>
-#include <iostream>
-#include <string>
+// Usage: zap_model_mutation TEST [options as for zap_model: model/model_main.cpp]
+#include "model_registry.hpp"
 
 namespace {
 
@@ -154,72 +150,19 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
-template <class T>
-bool simulate(rl::test_params& params) {
-    return rl::simulate<T>(params);
-}
+ZAP_MODEL_TEST(event_shutdown_publishes, EventShutdownPublishes, true, P::SpawnFailure::never,
+               "a wait() ended by shutdown() sees the writes made before shutdown()");
+ZAP_MODEL_TEST(steal_twice, StealTwice, true, P::SpawnFailure::never,
+               "a steal of two tasks publishes the one it keeps to the next thief");
+ZAP_MODEL_TEST(wait_group_is_done, WaitGroupIsDone, true, P::SpawnFailure::never,
+               "is_done() true means the counted work is visible and the group may be freed");
+using JoinOtherThreadModel = JoinOtherThread<false>;
+ZAP_MODEL_TEST(join_other_thread, JoinOtherThreadModel, true, P::SpawnFailure::never,
+               "join() on one thread runs every task another thread scheduled before its shutdown()");
+using JoinAfterExitModel = JoinOtherThread<true>;
+ZAP_MODEL_TEST(join_after_exit, JoinAfterExitModel, true, P::SpawnFailure::never,
+               "join() called after the last worker left sees everything the workers did");
+ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
+               "a worker spawned by warm() runs the task scheduled after it, or join() does");
 
 }  // namespace
-
-int main(int argc, char** argv) {
-    zap_model::print_mutations();
-    struct Entry {
-        const char* name;
-        bool (*run)(rl::test_params&);
-        bool spurious;
-        const char* claim;
-    };
-    static const Entry tests[] = {
-        {"event_shutdown_publishes", simulate<EventShutdownPublishes>, true,
-         "a wait() ended by shutdown() sees the writes made before shutdown()"},
-        {"steal_twice", simulate<StealTwice>, true,
-         "a steal of two tasks publishes the one it keeps to the next thief"},
-        {"wait_group_is_done", simulate<WaitGroupIsDone>, true,
-         "is_done() true means the counted work is visible and the group may be freed"},
-        {"join_other_thread", simulate<JoinOtherThread<false>>, true,
-         "join() on one thread runs every task another thread scheduled before its shutdown()"},
-        {"join_after_exit", simulate<JoinOtherThread<true>>, true,
-         "join() called after the last worker left sees everything the workers did"},
-        {"warm_then_schedule", simulate<WarmThenSchedule>, true,
-         "a worker spawned by warm() runs the task scheduled after it, or join() does"},
-    };
-    const Entry* entry = nullptr;
-    for (const Entry& e : tests)
-        if (argc > 1 && std::strcmp(argv[1], e.name) == 0) entry = &e;
-    if (entry == nullptr) {
-        std::fprintf(stderr, "usage: zap_model_mutation TEST [--sched full|bound|random] [--bound N] [--iterations N]\n");
-        for (const Entry& e : tests) std::fprintf(stderr, "  %-26s %s\n", e.name, e.claim);
-        return 2;
-    }
-    rl::test_params params;
-    params.search_type = rl::sched_bound;
-    params.context_bound = 2;
-    params.iteration_count = 100000;
-    params.execution_depth_limit = 20000;
-    // Relacy writes to it every 2^16 iterations whatever the period: never null.
-    params.progress_stream = &std::cout;
-    params.progress_output_period = 20;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        const std::string key = argv[i], value = argv[i + 1];
-        if (key == "--sched")
-            params.search_type = value == "full" ? rl::sched_full : value == "random" ? rl::sched_random : rl::sched_bound;
-        else if (key == "--bound")
-            params.context_bound = static_cast<unsigned>(std::stoul(value));
-        else if (key == "--iterations")
-            params.iteration_count = std::stoull(value);
-    }
-    P::spurious_wakeups = entry->spurious;
-    std::printf("model %s: %s\n", entry->name, entry->claim);
-    std::printf("scheduler: %s", rl::format(params.search_type));
-    if (params.search_type == rl::sched_bound) std::printf(", context bound %u (preemptions)", params.context_bound);
-    if (params.search_type == rl::sched_random)
-        std::printf(", %llu iterations", static_cast<unsigned long long>(params.iteration_count));
-    std::printf("; spurious wake-ups %s; ring capacity %u\n", entry->spurious ? "on" : "off", P::ring_capacity);
-    std::fflush(stdout);
-    entry->run(params);
-    std::printf("executions explored: %llu; result: %s\n", static_cast<unsigned long long>(params.stop_iteration),
-                rl::test_result_str(params.test_result));
-    const bool ok = params.test_result == rl::test_result_success;
-    std::printf("%s: expected success\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
-}
