@@ -8,6 +8,10 @@
 //                         oneTBB's row), parallel_for over chunks for psum.
 //   zap (parallel_invoke) when ThreadPool::parallel_invoke exists: fib and
 //                         qsort, forking with it.
+//
+// Built against a patched copy of src/ (bench/run --zap-patch FILE), every
+// row name ends in " + patch" (ZAP_BENCH_ROW_SUFFIX), so both builds run
+// side by side.
 #include "continuation.hpp"
 
 #include <zap/zap.hpp>
@@ -19,8 +23,16 @@
 #define ZAP_BENCH_DROP_IN 1
 #endif
 
+#ifndef ZAP_BENCH_ROW_SUFFIX
+#define ZAP_BENCH_ROW_SUFFIX ""
+#endif
+
 namespace bench {
 namespace {
+
+const std::string low_level = "zap (low-level)" ZAP_BENCH_ROW_SUFFIX;
+const std::string drop_in = "zap (drop-in)" ZAP_BENCH_ROW_SUFFIX;
+const std::string invoke = "zap (parallel_invoke)" ZAP_BENCH_ROW_SUFFIX;
 
 zap::Config pool_config() {
     zap::Config config;
@@ -113,30 +125,30 @@ struct Invoke {
 }  // namespace
 
 std::vector<std::string> variants() {
-    std::vector<std::string> rows{"zap (low-level)"};
+    std::vector<std::string> rows{low_level};
 #ifdef ZAP_BENCH_DROP_IN
-    rows.push_back("zap (drop-in)");
+    rows.push_back(drop_in);
 #endif
-    if constexpr (HasParallelInvoke<zap::ThreadPool>) rows.push_back("zap (parallel_invoke)");
+    if constexpr (HasParallelInvoke<zap::ThreadPool>) rows.push_back(invoke);
     return rows;
 }
 
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
-    if (variant == "zap (low-level)") {
+    if (variant == low_level) {
         LowLevel exec;
         Continuation<LowLevel> bench(exec);
         return bench.run(workload, size, meter, out);
     }
 #ifdef ZAP_BENCH_DROP_IN
-    if (variant == "zap (drop-in)") {
+    if (variant == drop_in) {
         DropIn context;
         Blocking<DropIn> bench(context);
         return bench.run(workload, size, meter, out);
     }
 #endif
     if constexpr (HasParallelInvoke<zap::ThreadPool>) {
-        if (variant == "zap (parallel_invoke)") return Invoke<zap::ThreadPool>{}.run(workload, size, meter, out);
+        if (variant == invoke) return Invoke<zap::ThreadPool>{}.run(workload, size, meter, out);
     }
     return false;
 }
