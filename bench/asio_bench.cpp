@@ -15,9 +15,6 @@ struct AsioExec {
     void spawn(Node& node) {
         boost::asio::post(pool, [task = &node] { task->run(); });
     }
-    void spawn(Node** nodes, unsigned count) {
-        for (unsigned i = 0; i < count; ++i) spawn(*nodes[i]);
-    }
 
     boost::asio::thread_pool pool{threads};
 };
@@ -28,10 +25,7 @@ std::vector<std::string> variants() { return {"Boost.Asio thread_pool"}; }
 
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
-    if (variant != "Boost.Asio thread_pool") return false;
-    AsioExec exec;
-    Continuation<AsioExec> bench(exec);
-    return bench.run(workload, size, meter, out);
+    return run_row<Continuation, AsioExec>("Boost.Asio thread_pool", variant, workload, size, meter, out);
 }
 
 }  // namespace bench

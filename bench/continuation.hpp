@@ -9,7 +9,8 @@
 // An executor provides:
 //   Node                 the task type: Node(void (*)(Node*)), node.run()
 //   spawn(Node&)         post one task (from a task or from the external thread)
-//   spawn(Node**, k)     post k tasks (zap: one batch, one wake-up)
+//   spawn(Node**, k)     optional: post k tasks at once (zap: one batch, one
+//                        wake-up); without it, k posts
 //
 // Fork/join without waiting: a Frame counts its pending children; the child
 // that brings the count to zero completes the parent (finish()), up to the
@@ -159,13 +160,18 @@ private:
         if (count > 1) {
             Node* posted[32];
             for (unsigned i = 0; i + 1 < count; ++i) posted[i] = children[i];
-            if (count == 2) {
-                self_->exec_.spawn(*posted[0]);
-            } else {
-                self_->exec_.spawn(posted, count - 1);
-            }
+            self_->spawn_all(posted, count - 1);
         }
         children[count - 1]->run();
+    }
+
+    void spawn_all(Node** nodes, unsigned count) {
+        if (count == 1) return exec_.spawn(*nodes[0]);
+        if constexpr (requires { exec_.spawn(nodes, count); }) {
+            exec_.spawn(nodes, count);
+        } else {
+            for (unsigned i = 0; i < count; ++i) exec_.spawn(*nodes[i]);
+        }
     }
 
     // The part of a workload to time: under the meter, or plainly in the warm-up.
@@ -333,7 +339,7 @@ private:
         }
         countdown_.reset(psum_chunks);
         return timed(meter, [&] {
-            exec_.spawn(nodes, psum_chunks);
+            spawn_all(nodes, psum_chunks);
             countdown_.wait();
             std::uint64_t sum = 0;
             for (const auto& chunk : chunks) sum += chunk.sum;

@@ -60,9 +60,6 @@ struct CvExec {
     void spawn(Node& node) {
         pool.post([task = &node] { task->run(); });
     }
-    void spawn(Node** nodes, unsigned count) {
-        for (unsigned i = 0; i < count; ++i) spawn(*nodes[i]);
-    }
 
     CvPool pool{threads};
 };
@@ -73,10 +70,7 @@ std::vector<std::string> variants() { return {"mutex+condvar pool"}; }
 
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
-    if (variant != "mutex+condvar pool") return false;
-    CvExec exec;
-    Continuation<CvExec> bench(exec);
-    return bench.run(workload, size, meter, out);
+    return run_row<Continuation, CvExec>("mutex+condvar pool", variant, workload, size, meter, out);
 }
 
 }  // namespace bench

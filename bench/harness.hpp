@@ -244,6 +244,17 @@ private:
     Signal signal_;
 };
 
+// A row that runs workload shape `Shape` (Continuation or Blocking) on a
+// fresh `Context`: the whole run_workload of a one-row binary.
+template <template <class> class Shape, class Context>
+bool run_row(const std::string& row, const std::string& variant, const std::string& workload, std::uint64_t size,
+             Meter& meter, Outcome& out) {
+    if (variant != row) return false;
+    Context context;
+    Shape<Context> bench(context);
+    return bench.run(workload, size, meter, out);
+}
+
 // Each binary: its rows, and the run of one workload. Returns false when the
 // variant cannot express the workload.
 std::vector<std::string> variants();

@@ -56,10 +56,7 @@ std::vector<std::string> variants() { return {"oneTBB"}; }
 
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
-    if (variant != "oneTBB") return false;
-    TbbContext context;
-    Blocking<TbbContext> bench(context);
-    return bench.run(workload, size, meter, out);
+    return run_row<Blocking, TbbContext>("oneTBB", variant, workload, size, meter, out);
 }
 
 }  // namespace bench

@@ -135,17 +135,9 @@ std::vector<std::string> variants() {
 
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
-    if (variant == low_level) {
-        LowLevel exec;
-        Continuation<LowLevel> bench(exec);
-        return bench.run(workload, size, meter, out);
-    }
+    if (run_row<Continuation, LowLevel>(low_level, variant, workload, size, meter, out)) return true;
 #ifdef ZAP_BENCH_DROP_IN
-    if (variant == drop_in) {
-        DropIn context;
-        Blocking<DropIn> bench(context);
-        return bench.run(workload, size, meter, out);
-    }
+    if (run_row<Blocking, DropIn>(drop_in, variant, workload, size, meter, out)) return true;
 #endif
     if constexpr (HasParallelInvoke<zap::ThreadPool>) {
         if (variant == invoke) return Invoke<zap::ThreadPool>{}.run(workload, size, meter, out);
