@@ -149,7 +149,7 @@ private:
             parent->sum.fetch_add(value, std::memory_order_relaxed);  // ordered by the fetch_sub below
             // acq_rel: the last child sees every sibling's sum.
             if (parent->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-            value = parent->sum.load(std::memory_order_relaxed);
+            value = parent->sum.load(std::memory_order_relaxed);  // ordered by the acq_rel fetch_sub above
             frame = parent;
         }
     }

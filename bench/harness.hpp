@@ -59,7 +59,8 @@ class Meter {
 public:
     template <class F>
     Outcome measure(F&& timed) {
-        const std::uint64_t a0 = allocations(), u0 = user_allocations.load(std::memory_order_relaxed);
+        const std::uint64_t a0 = allocations();
+        const std::uint64_t u0 = user_allocations.load(std::memory_order_relaxed);  // a counter only
         const auto t0 = std::chrono::steady_clock::now();
         Outcome out = timed();
         const auto t1 = std::chrono::steady_clock::now();
@@ -209,15 +210,14 @@ std::uint64_t expected_checksum(const std::string& workload, std::uint64_t size)
 class Signal {
 public:
     void set() noexcept {
-        // Publishes the setter's writes to wait()'s acquire.
+        // Release: publishes the setter's writes to wait()'s acquire.
         if (word_.exchange(set_, std::memory_order_acq_rel) == sleeping_) wake();
     }
     void wait() noexcept {
         std::uint32_t seen = clear_;
         // Acquire: on failure it read set_, synchronizing with set().
         if (word_.compare_exchange_strong(seen, sleeping_, std::memory_order_acquire, std::memory_order_acquire)) {
-            // Synchronizes with set()'s exchange.
-            while (word_.load(std::memory_order_acquire) == sleeping_) sleep();
+            while (word_.load(std::memory_order_acquire) == sleeping_) sleep();  // synchronizes with set()'s exchange
         }
         word_.store(clear_, std::memory_order_relaxed);  // only this thread touches it until the next set()
     }
@@ -232,7 +232,8 @@ private:
 // A count of jobs still to finish; the job that takes it to zero sets the signal.
 class Countdown {
 public:
-    void reset(std::uint64_t n) noexcept { left_.store(n, std::memory_order_relaxed); }  // before the jobs start
+    // Before the jobs start: published to them by the post that starts them.
+    void reset(std::uint64_t n) noexcept { left_.store(n, std::memory_order_relaxed); }
     void done() noexcept {
         // acq_rel: the last job carries every job's writes to the waiter.
         if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) signal_.set();
