@@ -11,7 +11,9 @@
 // until the time is up (soak mode). The last line gives the number of tasks executed.
 // A failed check or a hang prints the run's seed and the replay command line.
 #include "chaos_platform.hpp"
+#include "drop_in_scenarios.hpp"
 #include "helping_wait_scenarios.hpp"
+#include "mailbox_scenarios.hpp"
 #include "scenarios.hpp"
 #include "trace.hpp"
 
@@ -66,6 +68,12 @@ const Scenario scenarios[] = {
      &ChaosKit::nested},
     {"for_each", "for-each over ranges (nested too) from batches; every index once", &StdKit::for_each_range,
      &ChaosKit::for_each_range},
+    {"drop_in", "nested parallel_for/for_each in TaskGroups under submit() load, throws; every call once",
+     &stress::DropInKit<zap::StdPlatform>::drop_in, &stress::DropInKit<ChaosPlatform>::drop_in},
+    {"mailbox", "senders, receivers (some timed) and close() race; each value received once, handed back or refused",
+     &stress::MailboxKit<zap::StdPlatform>::mailbox, &stress::MailboxKit<ChaosPlatform>::mailbox},
+    {"object_pool", "users get/put objects, getters race close(); one holder at a time, every object back",
+     &stress::MailboxKit<zap::StdPlatform>::object_pool, &stress::MailboxKit<ChaosPlatform>::object_pool},
     {"helping_wait", "workers wait for groups done from outside or by new work, waits nest; each returns, sees the work",
      &stress::HelpingWaitKit<zap::StdPlatform>::helping_wait, &stress::HelpingWaitKit<ChaosPlatform>::helping_wait},
 };
