@@ -158,14 +158,16 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # Each model first shown failing: the helper word's acquire enter (HW1) and
 # release wake (K1, K2) weakened to relaxed let a helper read a count or Sync
 # older than the wake it already slept past: deadlock.
+# (help_new_work's first deadlock is at execution 112,005 of the random
+# scheduler on the merged tree: 300 K; each run stops at its first failure.)
 foreach(name help_done_outside help_new_work help_two_waiters)
   zap_bite(help_enter_${name} ${name} helping_wait.hpp "word_.fetch_add(1, std::memory_order_acquire)" relaxed deadlock
-           --sched random --iterations 100000)
+           --sched random --iterations 300000)
   zap_bite(help_wake_${name} ${name} helping_wait.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
-           deadlock --sched random --iterations 100000)
+           deadlock --sched random --iterations 300000)
 endforeach()
 # The seed's notify, which never wakes a helper (help-notify-no-wake.patch):
 # the only worker sleeps in its wait while the task that completes it is queued.
 # (help_two_waiters: not found in 100 K random runs, both helpers must be
 # asleep before the outside thread schedules; its bites above fail it.)
-zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 100000)
+zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
