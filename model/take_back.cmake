@@ -3,14 +3,7 @@
 # their own binary with a ring of four slots so a steal can take two tasks.
 
 function(zap_take_back_binary target include_dir)
-  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/model_main.cpp
-                 ${CMAKE_CURRENT_SOURCE_DIR}/take_back_models.cpp ${ARGN})
-  target_include_directories(${target} PRIVATE ${include_dir} ${CMAKE_CURRENT_SOURCE_DIR})
-  target_compile_features(${target} PRIVATE cxx_std_20)
-  target_compile_definitions(${target} PRIVATE ZAP_MODEL_RING=4)
-  # The flags of zap_model_binary (model/CMakeLists.txt) and why.
-  target_compile_options(${target} PRIVATE -O2 -g -UNDEBUG -fno-sized-deallocation -fno-lifetime-dse
-                         -Wno-deprecated-declarations)
+  zap_model_executable(${target} ${include_dir} 4 ${CMAKE_CURRENT_SOURCE_DIR}/take_back_models.cpp ${ARGN})
 endfunction()
 
 set(TB zap_model_take_back)

@@ -112,9 +112,7 @@ struct JoinOtherThread : Model<JoinOtherThread<AfterExit>, 2, 1> {
     rl::atomic<int> exited{0};
     void before() {
         Model<JoinOtherThread, 2, 1>::before();
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         if (AfterExit) config.on_thread_exit = [this] { exited($).store(1, rl::mo_relaxed); };
         pool = new Pool(std::move(config));
     }
@@ -137,9 +135,7 @@ struct JoinOtherThread : Model<JoinOtherThread<AfterExit>, 2, 1> {
 struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     Counted task;
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         auto* pool = new Pool(std::move(config));
         pool->warm(1);
         pool->schedule(task);
@@ -177,9 +173,7 @@ struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
     Counted b;
     void before() {
         Model::before();
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         pool = new Pool(std::move(config));
     }
     void thread(unsigned index) {
@@ -222,9 +216,7 @@ struct HandoverPush : Model<HandoverPush, 1, 2> {
     Job jobs[2];
     rl::atomic<int> a_ran{0};
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = 2;
-        config.stack_size = 0;
+        zap::Config config = model_config(2);
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
         group.add(2);

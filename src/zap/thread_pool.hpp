@@ -30,17 +30,21 @@
 //   A6. At most one worker is waking at any time (P1): only a CAS that sees
 //       state pending (or that is made by the waker itself) may signal, and
 //       the signal becomes `waking` in exactly one wait().
-//   A7. A failed spawn gives its reservations back (spawned -= n) and sets a
+//   A7. A failed spawn gives its reservations back (spawned -= n) and clears
+//       `notified` when no worker is left to consume it (so the next
+//       schedule() retries the spawn). A spawn of A3's also sets a
 //       `signaled` state back to pending. That signal need not be its own
-//       (a warm() spawn sets none, and its own may have been taken and
-//       another notifier's set since); resetting someone else's is harmless:
-//       the worker it was meant for still wakes and searches, it just does
-//       not become the waking one, so P1 holds. It clears `notified` when no
-//       worker is left to consume it (so the next schedule() retries the
-//       spawn), and otherwise re-runs A3 with spawning disabled so an idle
-//       worker is woken instead. With no worker at all, the tasks wait for
-//       join()'s drain (B5). After shutdown, the one that gives back the
-//       last reservation notifies the join event, holding a closer (B3, P5).
+//       (it may have been taken and another notifier's set since);
+//       resetting someone else's is harmless: the worker it was meant for
+//       still wakes and searches, it just does not become the waking one, so
+//       P1 holds. Then, with workers left, it re-runs A3 with spawning
+//       disabled so an idle worker is woken instead. A spawn of warm() set no
+//       signal and promised no wake-up, so it does neither: after its CAS it
+//       holds nothing that keeps join() waiting, and must not touch the pool
+//       (TLC found that re-run reading freed memory: MCMutWarmRerun). With
+//       no worker at all, the tasks wait for join()'s drain (B5). After
+//       shutdown, the one that gives back the last reservation notifies the
+//       join event, holding a closer (B3, P5).
 //
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
@@ -192,7 +196,7 @@ public:
             // Release: part of the release sequence join() acquires (B5).
         } while (!cas_sync(sync, reserved, std::memory_order_release));
         for (std::uint32_t left = target - sync.spawned; left > 0; --left)
-            if (!spawn_worker(left)) return;
+            if (!spawn_worker(left, false)) return;
     }
 
     // Protocol B1. Idempotent; callable from any thread, tasks included, and
@@ -330,7 +334,7 @@ private:
             // Publishes the caller's pushes to the acquire CAS in wait() (A5).
             if (!cas_sync(sync, next, std::memory_order_release)) continue;
             if (wake_idle) idle_event_.notify();
-            if (spawn) spawn_worker();
+            if (spawn) spawn_worker(1, true);
             return;
         }
     }
@@ -373,23 +377,24 @@ private:
 
     // One reserved spawned slot -> OS thread. `reserved` is how many
     // reservations the caller holds, this one included: a failure gives them
-    // all back (A7). After a success the caller must not touch the pool
-    // unless it still holds a reservation (warm(), P5).
-    bool spawn_worker(std::uint32_t reserved = 1) noexcept {
+    // all back (A7). `signaled`: the caller is notify_slow(), whose CAS set
+    // the signaled state for this worker (A3). After a success the caller
+    // must not touch the pool unless it still holds a reservation (warm(), P5).
+    bool spawn_worker(std::uint32_t reserved, bool signaled) noexcept {
         if (Platform::spawn(ThreadOptions{config_.stack_size}, &worker_main, this)) return true;
-        spawn_failed(reserved);
+        spawn_failed(reserved, signaled);
         return false;
     }
 
     // Protocol A7.
-    void spawn_failed(std::uint32_t reserved) noexcept {
+    void spawn_failed(std::uint32_t reserved, bool signaled) noexcept {
         Sync sync = load_sync();
         Sync undone;
         bool last_out;
         do {
             undone = sync;
             undone.spawned -= reserved;
-            if (sync.state == detail::State::signaled) undone.state = detail::State::pending;
+            if (signaled && sync.state == detail::State::signaled) undone.state = detail::State::pending;
             if (undone.spawned == 0 && sync.state != detail::State::shutdown) undone.notified = false;
             last_out = undone.spawned == 0 && sync.state == detail::State::shutdown;
             undone.idle += last_out ? 1 : 0;  // after shutdown: a closer (P5)
@@ -398,8 +403,8 @@ private:
         if (last_out) {
             join_event_.notify();  // B3: no worker is left to do it
             release_closer();
-        } else if (sync.state != detail::State::shutdown && undone.spawned > 0) {
-            notify_slow(false, false);
+        } else if (signaled && sync.state != detail::State::shutdown && undone.spawned > 0) {
+            notify_slow(false, false);  // once it gave its reservations back, only a signaler may (P5)
         }
     }
 
