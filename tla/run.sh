@@ -41,6 +41,11 @@ configs=(
   "MCMutNoCap             invariant:SpawnBound        no"
   "MCMutNoCapType         invariant:TypeOK            no"
   "MCMutDup               invariant:TaskConservation  no"
+  "MCApart                pass                        no"
+  "MCMutApart             invariant:PoolSafety        no"
+  "MCMutApartIdle         invariant:PoolSafety        no"
+  "MCMutApartWarm         invariant:PoolSafety        no"
+  "MCMutJoinTwice         temporal:JoinReturns        no"
 )
 
 deep=no
