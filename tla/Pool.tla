@@ -69,6 +69,9 @@ CONSTANTS
                   \*             check of joined_ is a plain read)
                   \*   "failopen" the fix of issue 9 except that
                   \*             spawn_failed() takes no closer
+                  \*   "warmreload" the fix of issue 9 except that warm()
+                  \*             reloads Sync after a successful spawn (as
+                  \*             before9 does)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
@@ -77,7 +80,7 @@ ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup", "before9",
-                   "failopen"}
+                   "failopen", "warmreload"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 
 Apart    == Joiners # {}                 \* shutdown() and join() on other threads
@@ -90,6 +93,8 @@ MaxThreads == Cardinality(Workers)
 \* in the seed nor in the port before issue 9.
 Closers == ~Seed /\ Mutation # "before9"
 FailCloser == Closers /\ Mutation # "failopen"   \* spawn_failed() takes one
+\* warm() loads Sync again after a spawn that succeeded.
+WarmReloads == Mutation \in {"before9", "warmreload"}
 
 \* Where a join() call starts: the seed has no claim.
 JoinEntry == IF Seed THEN "m_join" ELSE "m_claim"
@@ -144,7 +149,7 @@ WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_run", "w_sweep",
                  "w_unreg", "w_jwait", "w_jnext", "exited"}
 MainLabels   == {"m_sched", "m_shutdown", "m_close", "m_claim", "m_join",
                  "m_join2", "m_closers", "m_drain", "m_pjoin", "m_wg",
-                 "m_chain", "m_idle", "a_warm", "done"}
+                 "m_chain", "m_idle", "a_warm", "a_reload", "done"}
 NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail", "n_close"}
 WaitLabels   == {"ew_loop", "ew_futex", "ew_sleep"}
 WakeLabels   == {"ek_swap", "ek_futex"}
@@ -361,7 +366,9 @@ NSpawn(t) ==
                          THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
                               /\ nf' = [nf EXCEPT ![t] = NoNotify]
                          ELSE NotifyReturn(t) /\ UNCHANGED kf
-               ELSE /\ Goto(t, "n_fail") /\ UNCHANGED <<sync, nf, kf>>
+               ELSE \* (warm() returns after spawn_failed(), reloading nothing)
+                    /\ nf' = [nf EXCEPT ![t].ret = IF @ = "a_reload" THEN "done" ELSE @]
+                    /\ Goto(t, "n_fail") /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED waking
 
 \* Fixed protocol: undo a failed spawn.  Give back the reservation, undo the
@@ -656,21 +663,32 @@ MChain(t) ==
 
 \* warm(1): one reservation CAS (spawned + 1, nothing else) if no worker
 \* was reserved yet and the pool is not shut down, then the OS spawn; a
-\* failure runs spawn_failed() (NFail), after which warm() returns.
+\* failure runs spawn_failed() (NFail), after which warm() returns.  After
+\* a spawn that succeeded, warm() returns without touching the pool (it
+\* reserved every slot it spawns in its CAS); WarmReloads: it loads Sync
+\* again (a_reload) to decide whether to spawn more, and that load can
+\* come after the new worker left, join() returned and the pool was freed.
 AWarm(t) ==
     /\ pc[t] = "a_warm"
     /\ IF sync.spawned < 1 /\ sync.state # "shutdown"
          THEN /\ sync' = [sync EXCEPT !.spawned = @ + 1]
-              /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> FALSE,
-                                          spawn |-> TRUE, ret |-> "done"]]
+              /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> FALSE, spawn |-> TRUE,
+                                          ret |-> IF WarmReloads THEN "a_reload" ELSE "done"]]
               /\ Goto(t, "n_spawn")
          ELSE Goto(t, "done") /\ UNCHANGED <<sync, nf>>
     /\ UNCHANGED <<queued, scheduled, ran, kf, wf, joinst>>
 
+\* WarmReloads: warm()'s loop loads Sync after the spawn; with a target of
+\* 1 and its own worker reserved (or the pool shut down) it then returns.
+AReload(t) ==
+    /\ pc[t] = "a_reload"
+    /\ Goto(t, "done")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
+
 ClientOwnStep(t) ==
     \/ MSched(t) \/ MShutdown(t) \/ MClose(t) \/ MClaim(t) \/ MJoin(t)
     \/ MJoin2(t) \/ MClosers(t) \/ MDrain(t) \/ MPJoin(t) \/ MWait(t)
-    \/ MChain(t) \/ AWarm(t)
+    \/ MChain(t) \/ AWarm(t) \/ AReload(t)
 
 -----------------------------------------------------------------------------
 \* Variables a step of one kind leaves alone.
