@@ -67,11 +67,16 @@ CONSTANTS
                   \*             without holding a closer, join() does not
                   \*             wait for closers and claims nothing (its
                   \*             check of joined_ is a plain read)
-                  \*   "failopen" the fix of issue 9 except that
-                  \*             spawn_failed() takes no closer
+                  \*   "failopen" the fix of issue 9 except that a failed
+                  \*             spawn (spawn_failed(), warm()'s undo)
+                  \*             takes no closer
                   \*   "warmreload" the fix of issue 9 except that warm()
                   \*             reloads Sync after a successful spawn (as
                   \*             before9 does)
+                  \*   "warmrerun" the fix of issue 9 except that a failed
+                  \*             spawn of warm() is undone by spawn_failed()
+                  \*             (signaled undone, notify_slow re-run when a
+                  \*             worker is left; as before9 does)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
@@ -80,8 +85,9 @@ ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup", "before9",
-                   "failopen", "warmreload"}
+                   "failopen", "warmreload", "warmrerun"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
+ASSUME Warmers # {} => ~Seed
 
 Apart    == Joiners # {}                 \* shutdown() and join() on other threads
 Clients  == {Main} \cup Joiners \cup Warmers
@@ -95,6 +101,9 @@ Closers == ~Seed /\ Mutation # "before9"
 FailCloser == Closers /\ Mutation # "failopen"   \* spawn_failed() takes one
 \* warm() loads Sync again after a spawn that succeeded.
 WarmReloads == Mutation \in {"before9", "warmreload"}
+\* warm() undoes a failed spawn with spawn_failed() (NFail) instead of its
+\* own undo (NWarmFail).
+WarmRerun == Mutation \in {"before9", "warmrerun"}
 
 \* Where a join() call starts: the seed has no claim.
 JoinEntry == IF Seed THEN "m_join" ELSE "m_claim"
@@ -150,7 +159,7 @@ WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_run", "w_sweep",
 MainLabels   == {"m_sched", "m_shutdown", "m_close", "m_claim", "m_join",
                  "m_join2", "m_closers", "m_drain", "m_pjoin", "m_wg",
                  "m_chain", "m_idle", "a_warm", "a_reload", "done"}
-NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail", "n_close"}
+NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail", "n_wfail", "n_close"}
 WaitLabels   == {"ew_loop", "ew_futex", "ew_sleep"}
 WakeLabels   == {"ek_swap", "ek_futex"}
 Labels == WorkerLabels \cup MainLabels \cup NotifyLabels \cup WaitLabels
@@ -366,9 +375,10 @@ NSpawn(t) ==
                          THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
                               /\ nf' = [nf EXCEPT ![t] = NoNotify]
                          ELSE NotifyReturn(t) /\ UNCHANGED kf
-               ELSE \* (warm() returns after spawn_failed(), reloading nothing)
+               ELSE \* (warm() returns after the undo, reloading nothing)
                     /\ nf' = [nf EXCEPT ![t].ret = IF @ = "a_reload" THEN "done" ELSE @]
-                    /\ Goto(t, "n_fail") /\ UNCHANGED <<sync, kf>>
+                    /\ Goto(t, IF t \in Warmers /\ ~WarmRerun THEN "n_wfail" ELSE "n_fail")
+                    /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED waking
 
 \* Fixed protocol: undo a failed spawn.  Give back the reservation, undo the
@@ -416,7 +426,31 @@ NClose(t) ==
     /\ NotifyReturn(t)
     /\ UNCHANGED <<waking, kf, fails>>
 
-NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t) \/ NClose(t)
+\* warm()'s undo of a failed spawn (fixed protocol).  warm()'s reservation
+\* posted no signal, so the undo leaves `state` alone (a `signaled` there
+\* is another notifier's, for a worker it is waking or spawning) and runs
+\* no notify_slow: after this CAS the warmer holds nothing that keeps
+\* join() waiting, so it must not touch the pool again, except as a closer
+\* (taken, as in NFail, when the CAS takes spawned to 0 after shutdown).
+\* One CAS: spawned - 1, `notified` cleared if no worker is left and the
+\* pool is not shut down.
+NWarmFail(t) ==
+    LET s == sync
+        n1 == [s EXCEPT !.spawned = @ - 1]
+        n2 == IF n1.spawned = 0 /\ s.state # "shutdown"
+                THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
+        last == s.state = "shutdown" /\ s.spawned = 1
+    IN
+    /\ pc[t] = "n_wfail"
+    /\ sync' = IF last /\ FailCloser THEN [n2 EXCEPT !.idle = @ + 1] ELSE n2
+    /\ IF last
+         THEN /\ CallWake(t, "join", NOTIFIED, IF FailCloser THEN "n_close" ELSE nf[t].ret)
+              /\ nf' = IF FailCloser THEN nf ELSE [nf EXCEPT ![t] = NoNotify]
+         ELSE NotifyReturn(t) /\ UNCHANGED kf
+    /\ UNCHANGED <<waking, fails>>
+
+NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t) \/ NWarmFail(t)
+                 \/ NClose(t)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -662,12 +696,16 @@ MChain(t) ==
     /\ UNCHANGED <<sync, queued, scheduled, ran, nf, wf, joinst>>
 
 \* warm(1): one reservation CAS (spawned + 1, nothing else) if no worker
-\* was reserved yet and the pool is not shut down, then the OS spawn; a
-\* failure runs spawn_failed() (NFail), after which warm() returns.  After
-\* a spawn that succeeded, warm() returns without touching the pool (it
-\* reserved every slot it spawns in its CAS); WarmReloads: it loads Sync
-\* again (a_reload) to decide whether to spawn more, and that load can
-\* come after the new worker left, join() returned and the pool was freed.
+\* was reserved yet and the pool is not shut down, then the OS spawn.  The
+\* warmer touches the pool only while it holds a reservation (which keeps
+\* join() waiting) or a closer: after a spawn that succeeded it returns
+\* without touching the pool (it reserved every slot it spawns in its
+\* CAS), and a failed spawn is undone by NWarmFail, after which it
+\* returns.  WarmReloads: warm() loads Sync after the spawn (a_reload) to
+\* decide whether to spawn more, which can come after the new worker left,
+\* join() returned and the pool was freed.  WarmRerun: the failed spawn
+\* is undone by spawn_failed(), whose notify_slow re-run (a worker is
+\* left) can come after that worker left, was joined, and the pool freed.
 AWarm(t) ==
     /\ pc[t] = "a_warm"
     /\ IF sync.spawned < 1 /\ sync.state # "shutdown"

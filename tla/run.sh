@@ -42,9 +42,12 @@ configs=(
   "MCMutNoCapType         invariant:TypeOK            no"
   "MCMutDup               invariant:TaskConservation  no"
   "MCApart                pass                        no"
+  "MCApartLive            pass                        no"
   "MCMutApart             invariant:PoolSafety        no"
   "MCMutApartIdle         invariant:PoolSafety        no"
   "MCMutApartWarm         invariant:PoolSafety        no"
+  "MCMutWarmReload        invariant:PoolSafety        no"
+  "MCMutWarmRerun         invariant:PoolSafety        no"
   "MCMutJoinTwice         temporal:JoinReturns        no"
 )
 
