@@ -77,6 +77,9 @@ CONSTANTS
                   \*             spawn of warm() is undone by spawn_failed()
                   \*             (signaled undone, notify_slow re-run when a
                   \*             worker is left; as before9 does)
+                  \*   "closerleak" shutdown() never gives its closer back
+                  \*             (join() must then hang, not pass: the
+                  \*             spin is not made to progress by fairness)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
@@ -85,7 +88,8 @@ ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup", "before9",
-                   "failopen", "warmreload", "warmrerun"}
+                   "failopen", "warmreload", "warmrerun",
+                   "closerleak"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
@@ -609,7 +613,7 @@ MShutdown(t) ==
 \* release), its last touch of the pool.
 MClose(t) ==
     /\ pc[t] = "m_close"
-    /\ sync' = [sync EXCEPT !.idle = @ - 1]
+    /\ sync' = IF Mutation = "closerleak" THEN sync ELSE [sync EXCEPT !.idle = @ - 1]
     /\ Goto(t, AfterShutdown)
     /\ UNCHANGED <<queued, scheduled, ran, nf, kf, wf, joinst>>
 
@@ -648,15 +652,16 @@ MJoin2(t) ==
     /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
 
 \* Fixed: spin (acquire loads, no sleep) until no closer is left.  Once
-\* joinable no closer can be added (a closer is only taken in the CAS that
-\* makes the pool shut down, or joinable, and neither happens twice), and
-\* the closers have only an event call left, which never blocks.  The
-\* action is an await: the loads that find a closer change nothing, so
-\* weak fairness cannot push a joiner past a closer that never leaves.
+\* joinable no closer can be added (shutdown()'s comes with the CAS that
+\* makes the state shutdown, spawn_failed()'s and warm()'s with the CAS
+\* that takes spawned to 0 after shutdown, and spawned never rises again
+\* after shutdown), and the closers have only an event call left, which
+\* never blocks.  A load that finds a closer changes nothing: a stuttering
+\* step, which weak fairness never demands, so a closer that never leaves
+\* shows as a join() that never returns (MCMutCloserLeak), not as a pass.
 MClosers(t) ==
     /\ pc[t] = "m_closers"
-    /\ sync.idle = 0
-    /\ Goto(t, "m_drain")
+    /\ IF sync.idle = 0 THEN Goto(t, "m_drain") ELSE UNCHANGED pc
     /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
 
 \* Fixed: the joiner runs every task still queued.

@@ -42,13 +42,14 @@ configs=(
   "MCMutNoCapType         invariant:TypeOK            no"
   "MCMutDup               invariant:TaskConservation  no"
   "MCApart                pass                        no"
-  "MCApartLive            pass                        no"
+  "MCApartLive            pass                        yes"
   "MCMutApart             invariant:PoolSafety        no"
   "MCMutApartIdle         invariant:PoolSafety        no"
   "MCMutApartWarm         invariant:PoolSafety        no"
   "MCMutWarmReload        invariant:PoolSafety        no"
   "MCMutWarmRerun         invariant:PoolSafety        no"
   "MCMutJoinTwice         temporal:JoinReturns        no"
+  "MCMutCloserLeak        temporal:JoinReturns        no"
 )
 
 deep=no
