@@ -3,7 +3,7 @@
 # outcome with the expected one.
 #
 #   tla/run.sh            the default set (a few minutes on 2 cores)
-#   tla/run.sh --deep     also the large liveness configuration (slow)
+#   tla/run.sh --deep     also the large liveness configurations (slow)
 #   tla/run.sh MCSmall    only the named configuration(s)
 #
 # TLC is looked up as $TLA2TOOLS_JAR, then /opt/tla/tla2tools.jar, then a
@@ -43,6 +43,7 @@ configs=(
   "MCMutDup               invariant:TaskConservation  no"
   "MCApart                pass                        no"
   "MCApartLive            pass                        yes"
+  "MCJoinTwiceLive        pass                        no"
   "MCMutApart             invariant:PoolSafety        no"
   "MCMutApartIdle         invariant:PoolSafety        no"
   "MCMutApartWarm         invariant:PoolSafety        no"
