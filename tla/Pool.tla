@@ -87,22 +87,24 @@ ASSUME Main \notin Workers \cup Joiners \cup Warmers
 ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
-ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup", "before9",
-                   "failopen", "warmreload", "warmrerun",
-                   "closerleak"}
+ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
+                     "before9", "failopen", "warmreload", "warmrerun",
+                     "closerleak"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
-Apart    == Joiners # {}                 \* shutdown() and join() on other threads
+Apart    == Joiners # {}           \* shutdown() and join() on other threads
 Clients  == {Main} \cup Joiners \cup Warmers
 Threads  == Workers \cup Clients
 JoinThreads == IF Apart THEN Joiners ELSE {Main}
 MaxThreads == Cardinality(Workers)
 
-\* The fix of issue 9 (closers in Sync, join() claimed): in the port, not
-\* in the seed nor in the port before issue 9.
+\* The fix of issue 9 (closers in Sync, join() claimed, warm() touching
+\* the pool only while it holds a reservation or a closer): in the port,
+\* not in the seed nor in the port before issue 9.
 Closers == ~Seed /\ Mutation # "before9"
-FailCloser == Closers /\ Mutation # "failopen"   \* spawn_failed() takes one
+\* A failed spawn's undo that takes spawned to 0 after shutdown takes one.
+FailCloser == Closers /\ Mutation # "failopen"
 \* warm() loads Sync again after a spawn that succeeded.
 WarmReloads == Mutation \in {"before9", "warmreload"}
 \* warm() undoes a failed spawn with spawn_failed() (NFail) instead of its
@@ -380,8 +382,10 @@ NSpawn(t) ==
                               /\ nf' = [nf EXCEPT ![t] = NoNotify]
                          ELSE NotifyReturn(t) /\ UNCHANGED kf
                ELSE \* (warm() returns after the undo, reloading nothing)
-                    /\ nf' = [nf EXCEPT ![t].ret = IF @ = "a_reload" THEN "done" ELSE @]
-                    /\ Goto(t, IF t \in Warmers /\ ~WarmRerun THEN "n_wfail" ELSE "n_fail")
+                    /\ nf' = [nf EXCEPT ![t].ret = IF @ = "a_reload" THEN "done"
+                                                                      ELSE @]
+                    /\ Goto(t, IF t \in Warmers /\ ~WarmRerun THEN "n_wfail"
+                                                               ELSE "n_fail")
                     /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED waking
 
@@ -389,15 +393,15 @@ NSpawn(t) ==
 \* signal it posted, and if no worker is left to consume `notified` clear it
 \* too; then either wake the joiner (shut down, last one) or, if a worker
 \* is left, run the slow path again without spawning so that an idle worker
-\* is woken instead.  Waking the joiner: the CAS that takes `spawned` to 0
-\* after shutdown also adds a closer (the `idle` field, reused after
-\* shutdown), and the closer is given back (NClose) only after the event
-\* call, so join() cannot return and free the pool under that call
-\* (before9: no closer; a spawner that is not a worker, e.g. warm(), then
-\* notifies a join event that may already be freed).  With no worker left there is nobody to wake, and a
+\* is woken instead.  With no worker left there is nobody to wake, and a
 \* re-run would set `notified` again with nobody to consume it: every later
 \* schedule() would then stop at the fast path (Mutation "rerun"
-\* models that broken variant).
+\* models that broken variant).  Waking the joiner: the CAS that takes
+\* `spawned` to 0 after shutdown also adds a closer (the `idle` field,
+\* reused after shutdown), given back (NClose) only after the event call,
+\* so join() cannot return and free the pool under that call (before9: no
+\* closer, and a spawner that is not a worker notifies a join event that
+\* may already be freed).
 NFail(t) ==
     LET s == sync
         n1 == [s EXCEPT !.spawned = @ - 1,
@@ -412,7 +416,8 @@ NFail(t) ==
     /\ IF s.state = "shutdown"
          THEN IF last
                 THEN IF FailCloser
-                       THEN CallWake(t, "join", NOTIFIED, "n_close") /\ UNCHANGED nf
+                       THEN /\ CallWake(t, "join", NOTIFIED, "n_close")
+                            /\ UNCHANGED nf
                        ELSE /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
                             /\ nf' = [nf EXCEPT ![t] = NoNotify]
                 ELSE NotifyReturn(t) /\ UNCHANGED kf
@@ -448,7 +453,8 @@ NWarmFail(t) ==
     /\ pc[t] = "n_wfail"
     /\ sync' = IF last /\ FailCloser THEN [n2 EXCEPT !.idle = @ + 1] ELSE n2
     /\ IF last
-         THEN /\ CallWake(t, "join", NOTIFIED, IF FailCloser THEN "n_close" ELSE nf[t].ret)
+         THEN /\ CallWake(t, "join", NOTIFIED,
+                           IF FailCloser THEN "n_close" ELSE nf[t].ret)
               /\ nf' = IF FailCloser THEN nf ELSE [nf EXCEPT ![t] = NoNotify]
          ELSE NotifyReturn(t) /\ UNCHANGED kf
     /\ UNCHANGED <<waking, fails>>
@@ -613,7 +619,8 @@ MShutdown(t) ==
 \* release), its last touch of the pool.
 MClose(t) ==
     /\ pc[t] = "m_close"
-    /\ sync' = IF Mutation = "closerleak" THEN sync ELSE [sync EXCEPT !.idle = @ - 1]
+    /\ sync' = IF Mutation = "closerleak" THEN sync
+                                           ELSE [sync EXCEPT !.idle = @ - 1]
     /\ Goto(t, AfterShutdown)
     /\ UNCHANGED <<queued, scheduled, ran, nf, kf, wf, joinst>>
 
@@ -715,8 +722,9 @@ AWarm(t) ==
     /\ pc[t] = "a_warm"
     /\ IF sync.spawned < 1 /\ sync.state # "shutdown"
          THEN /\ sync' = [sync EXCEPT !.spawned = @ + 1]
-              /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> FALSE, spawn |-> TRUE,
-                                          ret |-> IF WarmReloads THEN "a_reload" ELSE "done"]]
+              /\ nf' = [nf EXCEPT ![t] =
+                          [on |-> TRUE, waking |-> FALSE, spawn |-> TRUE,
+                           ret |-> IF WarmReloads THEN "a_reload" ELSE "done"]]
               /\ Goto(t, "n_spawn")
          ELSE Goto(t, "done") /\ UNCHANGED <<sync, nf>>
     /\ UNCHANGED <<queued, scheduled, ran, kf, wf, joinst>>
