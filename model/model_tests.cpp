@@ -48,12 +48,12 @@ struct QueueModel : Model<QueueModel, 3> {
 };
 
 // ---- Buffer: owner push (overflow + migrate) and pop vs a thief ----------
-// The ring (capacity 2) starts two slots before the 2^32 wrap. The owner
+// The ring (capacity 2) starts two slots before the 2^64 wrap. The owner
 // pushes three tasks: the ring fills, half of it migrates, and the migrated
 // task plus the one that did not fit go to the owner's overflow queue; then
 // the owner pops. The thief steals into its own ring and runs what it got.
 struct BufferStealModel : Model<BufferStealModel, 2> {
-    static constexpr std::uint32_t start = 0xFFFFFFFEu;
+    static constexpr Buffer::Index start = ~Buffer::Index{1};  // 2^64 - 2
     Buffer owner{start};
     Buffer thief{start + 1};
     Queue overflow;
@@ -90,7 +90,7 @@ struct BufferStealModel : Model<BufferStealModel, 2> {
 // into its ring (two slots, one to run), two thieves steal from the ring,
 // each into its own ring, and a thief's ring is stolen from in turn.
 struct BufferConsumeModel : Model<BufferConsumeModel, 3> {
-    static constexpr std::uint32_t start = 0xFFFFFFFFu;
+    static constexpr Buffer::Index start = ~Buffer::Index{0};  // 2^64 - 1
     Buffer rings[3] = {Buffer{start}, Buffer{start - 1}, Buffer{start}};
     Queue queue;
     Counted tasks[3];

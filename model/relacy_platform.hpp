@@ -42,6 +42,11 @@ void assertion_failed(const char* rule, const char* file, int line) noexcept;
 #include <zap/batch.hpp>
 #include <zap/buffer.hpp>
 #include <zap/event.hpp>
+#include <zap/handoff_queue.hpp>
+#include <zap/lock.hpp>
+#include <zap/mailbox.hpp>
+#include <zap/object_pool.hpp>
+#include <zap/parker.hpp>
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
 #include <zap/sync.hpp>
@@ -222,9 +227,10 @@ struct RelacyPlatform {
 
     static bool spawn(const ThreadOptions&, void* (*entry)(void*), void* arg) noexcept {
         auto& s = state();
+        const unsigned attempt = s.attempts++;
         if (spawn_failure == SpawnFailure::always) return false;
         if (spawn_failure == SpawnFailure::maybe && rl::rand(2) == 0) return false;  // Relacy explores both
-        if (spawn_failure == SpawnFailure::first && s.attempts++ == 0) return false;
+        if (spawn_failure == SpawnFailure::first && attempt == 0) return false;
         if (s.spawned == max_rl_threads) {
             zap_model::assertion_failed("model: more spawns than max_rl_threads", __FILE__, __LINE__);
             return false;
@@ -236,6 +242,11 @@ struct RelacyPlatform {
         start.handle = rl::ctx().create_thread(&trampoline, &start);
         return true;
     }
+
+    // How many spawns this execution has tried so far. Timing only (a plain
+    // counter, no happens-before): lets a model wait until a spawner is past
+    // its reservation.
+    static unsigned spawn_attempts() noexcept { return state().attempts; }
 
     static Thread this_thread() noexcept { return state().handles[rl::thread_index()]; }
 

@@ -21,7 +21,16 @@ set(ZAP_MODEL_BOUNDED
   "event_late_notify 1 100000 2 1000000"
   "event_three_waiters 1 100000 2 1000000"
   "wait_group 1 100000 2 1000000"
-  "join_before_shutdown 1 100000 2 1000000")
+  "join_before_shutdown 1 100000 2 1000000"
+  # model/parker_models.cpp
+  "parker_unpark 2 100000 3 1000000"
+  "parker_timed 2 100000 3 1000000"
+  "parker_ping_pong 2 100000 3 1000000"
+  "lock 2 100000 3 1000000"
+  "mailbox_fifo 2 100000 3 1000000"
+  "mailbox_close 1 100000 1 3000000"
+  "object_pool_close 1 100000 2 1000000"
+  "object_pool_gate 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -42,13 +51,20 @@ endforeach()
 # (spin and retry loops are free for the bounded scheduler), so random only.
 set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_spawn_fails_first pool_1w_1t pool_1w_2t_child
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
-    pool_spawn_always_fails pool_reschedule)
+    pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
     zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 3000000
                    LABEL model-deep)
   endif()
+endforeach()
+
+# shutdown(), join() and the destructor on different threads (lifecycle_models.cpp):
+# a bounded search (the idle-worker race needs two preemptions) and random runs.
+foreach(name apart_no_worker apart_idle_worker apart_spawn_fails two_joiners)
+  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound 2)
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
 endforeach()
 
 # ---- seed behaviours (model/seed/*.patch): the models find each defect ----
@@ -69,6 +85,16 @@ zap_seed(no_drain no-drain pool_spawn_always_fails assert --bound 1)
 zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 100000)
 zap_seed(no_drain_spawn_maybe_fails no-drain pool_spawn_maybe_fails assert --sched random --iterations 100000)
 zap_seed(no_drain_1w_2t_child no-drain pool_1w_2t_child assert --sched random --iterations 100000)
+# Issue 9: zap before the closers (P5) and the join claim (B4).
+zap_seed(no_closers_no_worker no-closers apart_no_worker freed --sched random --iterations 100000)
+zap_seed(no_closers_idle_worker no-closers apart_idle_worker freed --bound 2)
+zap_seed(no_closers_spawn_fails no-closers apart_spawn_fails freed --bound 2)
+zap_seed(one_joiner one-joiner two_joiners deadlock --bound 1)
+# The seed's warm() (D15): a successful reservation CAS leaves the loop
+# without spawning (a phantom worker: join() waits for ever), a failed one
+# spawns a thread without a reservation (two workers for max_threads 1).
+zap_seed(warm_phantom warm-break pool_warm_first deadlock --sched random --iterations 100000)
+zap_seed(warm_unreserved warm-break pool_warm_race assert --sched random --iterations 100000)
 
 # The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
 # after taking the notification): both fences of A2/A5 removed.
@@ -98,3 +124,29 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Not a bite: WAKING's clear (wait_group.hpp, fetch_and) weakened to relaxed
 # survives, since the RMW continues the release sequence of the last done()'s
 # CAS and the use-after-free check is on real order, not happens-before.
+
+# ---- Parker, Lock, Mailbox, ObjectPool (model/parker_models.cpp) ----------
+# Their bounded and random runs are in ZAP_MODEL_BOUNDED above.
+# Seeded bugs (model/seed/): the naive "unpark is a no-op unless the owner
+# is parked" loses an unpark that comes first; a park_for that resets the word
+# on timeout drops a late token; a taker that checks and registers in two
+# critical sections misses a value (the H1 assertion names it); a close()
+# that wakes nobody strands its waiters; a timed taker that trusts the
+# Parker's timeout drops a value handed to it meanwhile.
+zap_seed(parker_unpark_only_parked parker-unpark-only-parked parker_unpark deadlock --bound 1)
+zap_seed(parker_unpark_only_parked_ping_pong parker-unpark-only-parked parker_ping_pong deadlock --bound 1)
+zap_seed(parker_timeout_drops_token parker-timeout-drops-token parker_timed assert --bound 1)
+zap_seed(handoff_check_then_wait handoff-check-then-wait mailbox_fifo assert --bound 1)
+# (mailbox_close: the stranded receiver is still linked when the deadlocked
+# execution ends, and the destructor's ZAP_ASSERT reports it first.)
+zap_seed(handoff_close_no_wake handoff-close-no-wake mailbox_close assert --bound 1)
+zap_seed(handoff_close_no_wake_pool handoff-close-no-wake object_pool_close deadlock --bound 1)
+zap_seed(handoff_timeout_drops_value handoff-timeout-drops-value mailbox_close assert --bound 1)
+zap_seed(handoff_timeout_drops_value_pool handoff-timeout-drops-value object_pool_close assert --bound 1)
+# Bites: each ordering of parker.hpp and lock.hpp weakened to relaxed is a
+# data race in its model (model/mutate reports them all; these stay in CI).
+zap_bite(parker_unpark_release parker_unpark parker.hpp "state_.exchange(notified, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(parker_take_acquire parker_unpark parker.hpp "compare_exchange_strong(expected, empty, std::memory_order_acquire" relaxed race --bound 1)
+zap_bite(parker_timeout_acquire parker_timed parker.hpp "state_.exchange(empty, std::memory_order_acquire)" relaxed race --bound 1)
+zap_bite(lock_unlock_release lock lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)
+zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unlocked, std::memory_order_release)" relaxed race --bound 1)

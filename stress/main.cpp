@@ -11,6 +11,8 @@
 // until the time is up (soak mode). The last line gives the number of tasks executed.
 // A failed check or a hang prints the run's seed and the replay command line.
 #include "chaos_platform.hpp"
+#include "drop_in_scenarios.hpp"
+#include "mailbox_scenarios.hpp"
 #include "scenarios.hpp"
 #include "trace.hpp"
 
@@ -65,6 +67,12 @@ const Scenario scenarios[] = {
      &ChaosKit::nested},
     {"for_each", "for-each over ranges (nested too) from batches; every index once", &StdKit::for_each_range,
      &ChaosKit::for_each_range},
+    {"drop_in", "nested parallel_for/for_each in TaskGroups under submit() load, throws; every call once",
+     &stress::DropInKit<zap::StdPlatform>::drop_in, &stress::DropInKit<ChaosPlatform>::drop_in},
+    {"mailbox", "senders, receivers (some timed) and close() race; each value received once, handed back or refused",
+     &stress::MailboxKit<zap::StdPlatform>::mailbox, &stress::MailboxKit<ChaosPlatform>::mailbox},
+    {"object_pool", "users get/put objects, getters race close(); one holder at a time, every object back",
+     &stress::MailboxKit<zap::StdPlatform>::object_pool, &stress::MailboxKit<ChaosPlatform>::object_pool},
 };
 
 [[noreturn]] void usage(const char* why) {

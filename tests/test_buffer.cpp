@@ -1,4 +1,5 @@
-// Buffer: the ring alone and with a thief; overflow migrates half; indices wrap.
+// Buffer: the ring alone and with a thief; overflow migrates half; indices
+// wrap; the owner takes its newest task back (step 5) against thieves.
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -35,11 +36,42 @@ struct Fixture {
     std::size_t index(Task* t) const { return static_cast<std::size_t>(t - tasks.data()); }
 };
 
-constexpr std::uint32_t near_wrap = std::numeric_limits<std::uint32_t>::max() - 2;
+using Index = zap::detail::Buffer<zap::StdPlatform>::Index;
+constexpr Index near_wrap = std::numeric_limits<Index>::max() - 2;
+
+// Two threads stealing from `owner` into rings of their own until stop(),
+// counting every task they run in `seen`.
+template <class F>
+class Thieves {
+public:
+    Thieves(F& f, typename F::Buffer& owner, std::vector<std::atomic<int>>& seen)
+        : f_(f), owner_(owner), seen_(seen), one_([this] { loop(); }), two_([this] { loop(); }) {}
+    void stop() {
+        done_ = true;
+        one_.join();
+        two_.join();
+    }
+
+private:
+    void loop() {
+        typename F::Buffer mine;
+        typename F::Buffer::Stole stole{};
+        while (!done_.load()) {
+            if (!mine.steal(owner_, stole)) continue;
+            seen_[f_.index(stole.task)]++;
+            while (auto* t = mine.pop()) seen_[f_.index(t)]++;
+        }
+    }
+    F& f_;
+    typename F::Buffer& owner_;
+    std::vector<std::atomic<int>>& seen_;
+    std::atomic<bool> done_{false};
+    std::thread one_, two_;
+};
 
 }  // namespace
 
-class BufferStart : public ::testing::TestWithParam<std::uint32_t> {};
+class BufferStart : public ::testing::TestWithParam<Index> {};
 
 TEST_P(BufferStart, PushThenPopIsFifo) {
     Fixture<SmallRing> f(4);
@@ -99,7 +131,67 @@ TEST_P(BufferStart, ConsumeFillsTheRingFromAQueue) {
     for (int s : seen) EXPECT_EQ(s, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Indices, BufferStart, ::testing::Values(0u, near_wrap));
+TEST_P(BufferStart, TakeBackIsLifoAndOnlyForTheNewest) {
+    Fixture<SmallRing> f(3);
+    typename Fixture<SmallRing>::Buffer ring(GetParam());
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto one = f.list(i, i + 1);
+        ASSERT_TRUE(ring.push(one));
+    }
+    EXPECT_FALSE(ring.take_back(f.tasks[1])) << "task 1 is not the newest";
+    EXPECT_EQ(ring.size(), 3u) << "a refused take-back leaves the ring alone";
+    EXPECT_TRUE(ring.take_back(f.tasks[2]));
+    EXPECT_TRUE(ring.take_back(f.tasks[1])) << "now task 1 is the newest";
+    EXPECT_FALSE(ring.take_back(f.tasks[1])) << "taken back already";
+    EXPECT_EQ(ring.size(), 1u);
+    EXPECT_TRUE(ring.take_back(f.tasks[0])) << "the last task, through the CAS of step 5f";
+    EXPECT_EQ(ring.size(), 0u);
+    EXPECT_EQ(ring.pop(), nullptr);
+    auto again = f.list(2, 3);
+    ASSERT_TRUE(ring.push(again)) << "the ring is usable after emptying by take-back";
+    EXPECT_EQ(ring.pop(), &f.tasks[2]);
+}
+
+TEST_P(BufferStart, TakeBackAfterATheftIsRefused) {
+    Fixture<SmallRing> f(2);
+    typename Fixture<SmallRing>::Buffer victim(GetParam()), thief(GetParam() + 7);
+    auto one = f.list(0, 1);
+    ASSERT_TRUE(victim.push(one));
+    typename Fixture<SmallRing>::Buffer::Stole stole{};
+    ASSERT_TRUE(thief.steal(victim, stole));
+    EXPECT_EQ(stole.task, &f.tasks[0]);
+    EXPECT_FALSE(victim.take_back(f.tasks[0])) << "a thief won it: take_back refuses (5f or 5g)";
+    EXPECT_EQ(victim.size(), 0u) << "tail restored: the ring is empty, not at -1";
+    EXPECT_EQ(victim.pop(), nullptr);
+    EXPECT_FALSE(thief.steal(victim, stole));
+    auto next = f.list(1, 2);
+    ASSERT_TRUE(victim.push(next));
+    EXPECT_TRUE(victim.take_back(f.tasks[1]));
+}
+
+TEST_P(BufferStart, TakeBackAfterOwnPopIsRefused) {
+    Fixture<SmallRing> f(2);
+    typename Fixture<SmallRing>::Buffer ring(GetParam());
+    auto list = f.list(0, 2);
+    ASSERT_TRUE(ring.push(list));
+    EXPECT_EQ(ring.pop(), &f.tasks[0]);
+    EXPECT_EQ(ring.pop(), &f.tasks[1]);
+    EXPECT_FALSE(ring.take_back(f.tasks[1])) << "the owner's FIFO pop took it";
+    EXPECT_EQ(ring.size(), 0u);
+}
+
+TEST_P(BufferStart, TakeBackOfAnOverflowedTaskIsRefused) {
+    Fixture<SmallRing> f(5);
+    typename Fixture<SmallRing>::Buffer ring(GetParam());
+    auto four = f.list(0, 4);
+    ASSERT_TRUE(ring.push(four));
+    auto fifth = f.list(4, 5);
+    ASSERT_FALSE(ring.push(fifth)) << "the ring is full: half migrates with the new task";
+    EXPECT_FALSE(ring.take_back(f.tasks[4])) << "task 4 went to the overflow list, not the ring";
+    EXPECT_EQ(ring.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Indices, BufferStart, ::testing::Values(Index{0}, near_wrap));
 
 TEST(Buffer, OwnerAndThievesTakeEveryTaskOnce) {
     using F = Fixture<zap::StdPlatform>;
@@ -108,30 +200,44 @@ TEST(Buffer, OwnerAndThievesTakeEveryTaskOnce) {
     F::Buffer owner;
     F::Queue overflow;
     std::vector<std::atomic<int>> seen(total);
-    std::atomic<bool> done{false};
-    auto thief_loop = [&] {
-        F::Buffer mine;
-        F::Buffer::Stole stole{};
-        while (!done.load()) {
-            if (!mine.steal(owner, stole)) continue;
-            seen[f.index(stole.task)]++;
-            while (auto* t = mine.pop()) seen[f.index(t)]++;
-        }
-    };
-    std::thread thief1(thief_loop), thief2(thief_loop);
+    Thieves<F> thieves(f, owner, seen);
     for (std::size_t i = 0; i < total; i += 10) {
         auto list = f.list(i, i + 10);
         if (!owner.push(list)) overflow.push(list);
         if (auto* t = owner.pop()) seen[f.index(t)]++;
     }
     while (auto* t = owner.pop()) seen[f.index(t)]++;
-    done = true;
-    thief1.join();
-    thief2.join();
+    thieves.stop();
     F::Buffer::Stole stole{};
     while (owner.consume(overflow, stole)) {
         seen[f.index(stole.task)]++;
         while (auto* t = owner.pop()) seen[f.index(t)]++;
     }
     for (std::size_t i = 0; i < total; ++i) ASSERT_EQ(seen[i].load(), 1) << "task " << i;
+}
+
+// The fork/join pattern of nested parallel_invoke against two thieves: the
+// owner pushes three tasks one by one (outer, middle, inner), then takes them
+// back newest first: take-backs in a row, while a thief may hold a view of
+// the ring from before the first (the case B4 is about). Whatever a
+// take-back refuses was stolen; every task must be run exactly once.
+TEST(Buffer, TakeBackAgainstThievesRunsEveryTaskOnce) {
+    using F = Fixture<SmallRing>;
+    constexpr std::size_t depth = 3;
+    constexpr std::size_t rounds = 100000;
+    F f(depth * rounds);
+    F::Buffer owner;
+    std::vector<std::atomic<int>> seen(f.tasks.size());
+    Thieves<F> thieves(f, owner, seen);
+    for (std::size_t base = 0; base < f.tasks.size(); base += depth) {
+        for (std::size_t i = base; i < base + depth; ++i) {
+            auto one = f.list(i, i + 1);
+            ASSERT_TRUE(owner.push(one));
+        }
+        for (std::size_t i = base + depth; i-- > base;)
+            if (owner.take_back(f.tasks[i])) seen[i]++;
+    }
+    while (auto* t = owner.pop()) seen[f.index(t)]++;
+    thieves.stop();
+    for (std::size_t i = 0; i < f.tasks.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << "task " << i;
 }

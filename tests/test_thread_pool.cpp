@@ -211,6 +211,45 @@ TEST_P(Pool, JoinBeforeShutdownWithNoWorkerEverSpawned) {
     SUCCEED();
 }
 
+// shutdown() on one thread while another joins and destroys the pool at
+// once (P5): the pool may be freed while shutdown() is still returning, so
+// shutdown() must be done with it by then. Under ASan (the asan preset) a
+// late touch is a heap-use-after-free report. Every other cycle warms the
+// workers first, so shutdown() finds them idle and wakes them.
+TEST_P(Pool, ShutdownOnOneThreadJoinAndDestroyOnAnother) {
+    for (int cycle = 0; cycle < 500; ++cycle) {
+        auto pool = std::make_unique<zap::ThreadPool>(config());
+        if (cycle % 2 == 1) pool->warm(GetParam());
+        std::thread closer([p = pool.get()] { p->shutdown(); });
+        pool->join();
+        pool.reset();
+        closer.join();
+    }
+}
+
+// Several threads join at once (issue 9): every one returns, and each sees
+// every task run (join() returning means the pool is joined).
+TEST_P(Pool, ConcurrentJoinsAllReturn) {
+    for (int cycle = 0; cycle < 100; ++cycle) {
+        zap::ThreadPool pool(config());
+        std::vector<Counted> tasks(64);
+        pool.schedule(batch_of(tasks, 0, tasks.size()));
+        std::atomic<int> saw_all{0};
+        std::vector<std::thread> joiners;
+        for (int j = 0; j < 3; ++j)
+            joiners.emplace_back([&] {
+                pool.join();
+                int ran = 0;
+                for (const auto& t : tasks) ran += t.runs.load(std::memory_order_relaxed);
+                if (ran == static_cast<int>(tasks.size())) saw_all.fetch_add(1);
+            });
+        pool.shutdown();
+        for (auto& t : joiners) t.join();
+        ASSERT_EQ(saw_all.load(), 3) << "cycle " << cycle;
+        expect_each_ran_once(tasks);
+    }
+}
+
 TEST_P(Pool, ShutdownFromInsideATask) {
     struct Closer : zap::Task {
         zap::ThreadPool* pool;

@@ -442,7 +442,8 @@ NClose(t) ==
 \* join() waiting, so it must not touch the pool again, except as a closer
 \* (taken, as in NFail, when the CAS takes spawned to 0 after shutdown).
 \* One CAS: spawned - 1, `notified` cleared if no worker is left and the
-\* pool is not shut down.
+\* pool is not shut down.  (The C++ of b41aef4 still undoes warm()'s failed
+\* spawn with spawn_failed(), i.e. WarmRerun: MCMutWarmRerun.)
 NWarmFail(t) ==
     LET s == sync
         n1 == [s EXCEPT !.spawned = @ - 1]

@@ -3,8 +3,10 @@
 set -euo pipefail
 
 ZAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ZAP_SUMMARY=()
+ZAP_RUNS=()     # PRESET:LABEL:EXIT-CODE of each ctest run
 ZAP_FAILED=0
+ZAP_REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/zap-reports.XXXXXX")  # their JUnit reports
+trap 'rm -rf "$ZAP_REPORTS"' EXIT
 
 # Debian packages the builds need; installed only when missing.
 zap_install_deps() {
@@ -34,35 +36,25 @@ zap_build() {
   cmake --build --preset "$preset" -j2
 }
 
-# zap_ctest PRESET LABEL [PATTERN]: runs one label and records its result in
-# the summary; with PATTERN, runs verbosely and also keeps the output lines
-# that match it (models explored, TLA+ states).
+# zap_ctest PRESET LABEL: runs one label. ctest prints a line per test (the
+# output of a failing one in full); each test's output is kept apart in a
+# JUnit report that zap_report reads, so that no two tests' lines mix.
 zap_ctest() {
-  local preset=$1 label=$2 pattern=${3:-} log verbose=()
-  log=$(mktemp)
-  [ -n "$pattern" ] && verbose=(--verbose)
+  local preset=$1 label=$2 rc=0
   echo "== ctest: $preset -L $label"
-  if ctest --preset "$preset" -L "^${label}\$" --output-on-failure -j2 "${verbose[@]}" 2>&1 | tee "$log"; then
-    ZAP_SUMMARY+=("$preset/$label: $(grep -E 'tests passed|No tests were found' "$log" | tail -1)")
-  else
-    ZAP_FAILED=1
-    ZAP_SUMMARY+=("$preset/$label: FAILED: $(grep -E 'tests passed' "$log" | tail -1)")
-  fi
-  if [ -n "$pattern" ]; then
-    while IFS= read -r line; do ZAP_SUMMARY+=("    $line"); done < <(grep -E "$pattern" "$log" | sed -E 's/^[0-9]+: //')
-  fi
-  local ran failed
-  ran=$(grep -oE 'tests failed out of [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
-  failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | tail -1 | grep -oE '^[0-9]+' || true)
-  ZAP_RAN=$((${ZAP_RAN:-0} + ${ran:-0}))
-  ZAP_FAILS=$((${ZAP_FAILS:-0} + ${failed:-0}))
-  rm -f "$log"
+  # Output sizes: the report needs all of it (ctest keeps 1 KiB of a passing test's by default).
+  ctest --preset "$preset" -L "^${label}\$" --output-on-failure -j2 \
+        --output-junit "$ZAP_REPORTS/$preset.$label.xml" \
+        --test-output-size-passed 1000000 --test-output-size-failed 1000000 || rc=$?
+  ((rc == 0)) || ZAP_FAILED=1
+  ZAP_RUNS+=("$preset:$label:$rc")
 }
 
+# zap_report: one table per kind of check (tools/report.py), then the line CI
+# reads, "zap: N passed, N failed"; fails when a ctest run failed.
 zap_report() {
   echo
   echo "== summary"
-  printf '%s\n' "${ZAP_SUMMARY[@]}"
-  echo "zap: $((${ZAP_RAN:-0} - ${ZAP_FAILS:-0})) passed, ${ZAP_FAILS:-0} failed"
+  python3 "$ZAP_ROOT/tools/report.py" "$ZAP_REPORTS" "${ZAP_RUNS[@]}" || ZAP_FAILED=1
   return "$ZAP_FAILED"
 }

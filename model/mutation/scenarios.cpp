@@ -150,6 +150,93 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
+// shutdown_publishes_pushes (issue 9): join_other_thread with its
+// interleaving forced. One worker. C schedules A and waits (acquire) until A
+// runs, which is after the worker, waking, handed its role on (A4: a
+// release CAS that sets `notified`, state pending). C then schedules B: its
+// fast path reads `notified` set and leaves Sync alone (A2), so C's
+// shutdown() CAS is the only release of Sync after B's push. Nothing orders
+// that push before the worker's reads, so the worker may find the queue
+// empty, see shutdown, sweep nothing and leave. J's join() reads the
+// worker's unregister() fetch_sub; only because that read-modify-write
+// continues the release sequence headed by shutdown()'s CAS does J
+// synchronize with C, so that its drain must see B. Kills that CAS
+// weakened to acquire (B lost: assertion).
+struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
+    struct Signals : Counted {
+        rl::atomic<int> running{0};
+        Signals() : Counted(&run) {}
+        static void run(Task* t) {
+            Counted::bump(t);
+            // Synchronizes with C's acquire load below.
+            static_cast<Signals*>(t)->running($).store(1, rl::mo_release);
+        }
+    };
+    Pool* pool = nullptr;
+    Signals a;
+    Counted b;
+    void before() {
+        Model::before();
+        zap::Config config;
+        config.max_threads = 1;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            RL_ASSERT(a.runs($).load() == 1);
+            RL_ASSERT(b.runs($).load() == 1);
+        } else {
+            pool->schedule(a);
+            while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
+            pool->schedule(b);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+// handover_push: the store-buffering pair of A2/A5 across a hand-over of
+// the waking role. Two workers; the main thread schedules A and waits (a
+// relaxed flag) until A runs: by then the worker that took A has handed its
+// role on (notify(true) set `notified` and spawned the second worker). Then
+// it schedules B and waits on a WaitGroup without shutting down. B's
+// notify() may read `notified` still set and return; then the second
+// worker, whose CAS clears it, must find B after its fence, or every worker
+// sleeps with B queued (a deadlock). Kills notify()'s seq_cst fence weakened
+// to acq_rel: the second worker's fence alone does not order B's push
+// before its search ([atomics.order]/4 needs a seq_cst fence on both sides).
+// sync_2w_2t has the same shape but needs about 760 K random executions.
+struct HandoverPush : Model<HandoverPush, 1, 2> {
+    struct Job : Counted {
+        HandoverPush* model = nullptr;
+        Job() : Counted(&run) {}
+        static void run(Task* t) {
+            Job* self = static_cast<Job*>(t);
+            Counted::bump(t);
+            self->model->a_ran($).store(1, rl::mo_relaxed);  // orders nothing: only delays B's schedule
+            self->model->group.done();
+        }
+    };
+    Pool* pool = nullptr;
+    WaitGroup group;
+    Job jobs[2];
+    rl::atomic<int> a_ran{0};
+    void thread(unsigned) {
+        zap::Config config;
+        config.max_threads = 2;
+        config.stack_size = 0;
+        pool = new Pool(std::move(config));
+        for (auto& j : jobs) j.model = this;
+        group.add(2);
+        pool->schedule(jobs[0]);
+        while (a_ran($).load(rl::mo_relaxed) == 0) P::spin_hint();
+        pool->schedule(jobs[1]);
+        group.wait();
+        expect_each_once(jobs);
+        delete pool;
+    }
+};
+
 ZAP_MODEL_TEST(event_shutdown_publishes, EventShutdownPublishes, true, P::SpawnFailure::never,
                "a wait() ended by shutdown() sees the writes made before shutdown()");
 ZAP_MODEL_TEST(steal_twice, StealTwice, true, P::SpawnFailure::never,
@@ -162,7 +249,12 @@ ZAP_MODEL_TEST(join_other_thread, JoinOtherThreadModel, true, P::SpawnFailure::n
 using JoinAfterExitModel = JoinOtherThread<true>;
 ZAP_MODEL_TEST(join_after_exit, JoinAfterExitModel, true, P::SpawnFailure::never,
                "join() called after the last worker left sees everything the workers did");
+ZAP_MODEL_TEST(shutdown_publishes_pushes, ShutdownPublishesPushes, true, P::SpawnFailure::never,
+               "a push whose schedule() took the fast path reaches join() through shutdown()'s release");
 ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
                "a worker spawned by warm() runs the task scheduled after it, or join() does");
+
+ZAP_MODEL_TEST(handover_push, HandoverPush, false, P::SpawnFailure::never,
+               "a push made while `notified` is set by a hand-over is found before every worker sleeps");
 
 }  // namespace

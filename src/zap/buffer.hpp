@@ -1,7 +1,8 @@
 // zap/buffer.hpp - a worker's bounded ring of tasks: the owner pushes at the
-// tail and pops at the head; thieves take half from the head.
+// tail and pops at the head (FIFO); thieves take half from the head; the
+// owner may take back the task it pushed last, at the tail (LIFO, step 5).
 //
-// `head_` and `tail_` are free-running 32-bit indices (they wrap); a slot is
+// `head_` and `tail_` are free-running 64-bit indices; a slot is
 // `index % capacity`. Only the owner writes `tail_` and the slots; the owner
 // and thieves race on `head_` with CAS.
 //
@@ -12,22 +13,79 @@
 //      forward by half the ring (acquire), link the claimed tasks into a list
 //      followed by the tasks that did not fit, and hand that list back for the
 //      owner's overflow queue.
-//   2. pop (owner): CAS head forward by one (acquire), then read the slot;
-//      the owner is the only writer of slots, so the slot cannot change under it.
-//   3. steal (thief, its own ring empty): load victim head and tail (acquire),
-//      copy the first ceil(size/2) tasks into its own ring, then CAS the
-//      victim's head past them (acq_rel). Copying before the CAS matters:
-//      once head moves, the victim may overwrite those slots.
+//   2. pop (owner): CAS head forward by one, then read the slot; the owner is
+//      the only writer of slots, so the slot cannot change under it.
+//   3. steal (thief, its own ring empty): load victim head, then tail (both
+//      seq_cst, for step 5; the tail load is also the acquire that makes the
+//      slots below it visible). tail == head - 1 means the owner is inside a
+//      take-back of the last task (B3): report empty. Otherwise read the slot
+//      at head, CAS head forward by one (seq_cst, for step 5; its release
+//      half is B5) and keep the task in the thief's own ring; repeat
+//      (reloading both) until it holds half, rounded up, of the first size
+//      it saw, or the victim looks empty. Reading before the CAS matters:
+//      once head moves, the victim may overwrite the slot.
 //   4. consume (owner, ring empty): take up to capacity tasks from a Queue
 //      into the ring and one more to run, then publish with a release store
 //      of tail.
+//   5. take_back(task) (owner): undo the owner's latest push if no thief won
+//      it (Chase-Lev's pop at the bottom, with thieves that take half one
+//      task at a time). t is the tail before the call:
+//        a. if slot(t - 1) is not `task`, something was pushed after it, or
+//           it never went into the ring (overflow): false;
+//        b. load head (relaxed, a guess: head only grows). If it is t - 1,
+//           ours is the last task or gone: go to f, tail untouched;
+//        c. store t - 1 into tail (seq_cst): from here on, a thief that
+//           reads the new tail leaves slot t - 1 alone;
+//        d. load head (seq_cst) -> h;
+//        e. h < t - 1: another task lies below ours; no thief can win slot
+//           t - 1 (below), so it is ours without a CAS: true;
+//        f. h == t - 1: ours is the last one; CAS head to t, racing the
+//           thieves' CAS for it; restore tail = t if c lowered it (the ring
+//           is empty either way); true if we won;
+//        g. h == t: a thief took it already; restore tail = t: false.
+//      Why no thief wins slot t - 1 in 5e, and why c, d, the thief's loads
+//      and its CAS in step 3 are seq_cst: a thief claims only the slot at
+//      the head it loaded (B4), so to take slot t - 1 it must load head ==
+//      t - 1 (written by an earlier steal's CAS) and a tail above t - 1: the
+//      old tail, not our store. We loaded h < t - 1, a value older than that
+//      CAS. Among seq_cst operations, the single total order S follows
+//      program order, reads-from (a load after the store it reads) and
+//      from-read (a load before the store that overwrote what it read)
+//      ([atomics.order]/4 in C++20). So: our head load < that steal's CAS
+//      < the thief's head load < its tail load < our tail store < our head
+//      load, a cycle: that execution does not exist. Weaken any of the five
+//      and C++ allows it; model/take_back_models.cpp (take_back_nested)
+//      finds it when the CAS is acq_rel, because then the CAS that wrote the
+//      head the thief read has no place in S. (A thief that reads a newer tail
+//      than our store reads a slot pushed after it: a new task.)
 //
 // Invariants:
-//   B1 (bounded): 0 <= tail - head <= capacity (in wrapping arithmetic), as
-//      seen by the owner. A thief can load a head older than the tail it
-//      loads; a difference above capacity means "reload".
+//   B1 (bounded, no ABA): 0 <= tail - head <= capacity as seen by the owner,
+//      except inside take_back (B3). A thief can load a head older than the
+//      tail it loads; a difference above capacity means "reload". The
+//      indices are 64 bits wide so that head never returns to a value a
+//      stalled thief loaded: with 32 bits, a thief stalled between its load
+//      of head and its CAS while 2^32 tasks leave the ring (seconds of work
+//      at a few nanoseconds per task: a preempted or stopped thread) would
+//      win its CAS with stale slots, running one task twice and losing
+//      another. 2^64 moves of head take centuries. 64-bit atomics are
+//      lock-free on every 64-bit target; on a 32-bit target without them,
+//      std::atomic (StdPlatform) falls back to a lock (correct, slower).
 //   B2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
-//      leaves the ring only through a successful CAS of head.
+//      leaves the ring through a successful CAS of head, or through step 5e
+//      (the owner lowers tail over it while another task stays below).
+//   B3 (take-back window): tail == head - 1 only between step 5c and the
+//      restoring store of 5f/5g, when the ring is empty; nobody else lowers
+//      tail.
+//   B4 (one claim, one task): every CAS of head by a thief claims the one
+//      slot at the head it loaded. A CAS that claimed several (the seed's
+//      steal of half in one CAS) would break 5e: a thief whose head and tail
+//      were loaded before two take-backs could claim a slot the second one
+//      takes without a CAS (model/seed/steal-half-one-cas.patch).
+//   B5 (slot reuse): the owner overwrites a slot only after an acquire of a
+//      head value at or past the thieves' CASes that read it (push, and
+//      empty_tail() before consume/steal refill the ring): the release half
+//      of each thief's CAS makes its slot reads happen before the overwrite.
 #pragma once
 
 #include <zap/assert.hpp>
@@ -42,7 +100,7 @@ template <class Platform>
 class Buffer {
 public:
     using Task = BasicTask<Platform>;
-    using Index = std::uint32_t;
+    using Index = std::uint64_t;  // B1
     static constexpr Index capacity = Platform::ring_capacity;
     static_assert(capacity >= 2 && (capacity & (capacity - 1)) == 0, "ring capacity is a power of two, at least 2");
 
@@ -54,7 +112,7 @@ public:
     };
 
     Buffer() noexcept : Buffer(0) {}
-    // `start` positions both indices; tests start next to the 2^32 wrap.
+    // `start` positions both indices; tests start next to the 2^64 wrap.
     explicit Buffer(Index start) noexcept : head_(start), tail_(start) {}
 
     // Step 1. True when the whole list went into the ring; false when it
@@ -101,7 +159,9 @@ public:
         for (;;) {
             ZAP_ASSERT(tail - head <= capacity, "internal: ring over capacity (B1)");
             if (tail == head) return nullptr;
-            // Races thieves for the slot at head (B2).
+            // Races thieves for the slot at head (B2). The acquire is stronger
+            // than needed (docs/orderings.md): the slot is our own write, and
+            // B5's acquires come before any overwrite.
             if (head_.compare_exchange_weak(head, head + 1, std::memory_order_acquire, std::memory_order_relaxed))
                 return slot(head).load(std::memory_order_relaxed);  // only the owner writes slots
         }
@@ -134,35 +194,83 @@ public:
     // Step 3. Our ring must be empty. False when the victim looked empty.
     bool steal(Buffer& victim, Stole& out) noexcept {
         const Index tail = empty_tail();
-        for (;; Platform::spin_hint()) {
-            // Both synchronize with the victim's release store of tail in push()
-            // or consume() (the slots), and with earlier thieves' CASes.
-            const Index victim_head = victim.head_.load(std::memory_order_acquire);
-            const Index victim_tail = victim.tail_.load(std::memory_order_acquire);
+        Index want = 0;  // half of the first non-empty size seen, rounded up
+        Index got = 0;
+        while (got == 0 || got < want) {
+            // seq_cst, with the load of tail below: the thief's half of step
+            // 5's cycle in S against take_back()'s store of tail and load of
+            // head. Nothing is acquired through it: the slot comes with the
+            // tail load, and it cannot be overwritten before our CAS wins (B5),
+            // which a stale head only makes fail.
+            const Index victim_head = victim.head_.load(std::memory_order_seq_cst);
+            // seq_cst for step 5 as above; its acquire half synchronizes with
+            // the victim's release store of tail in push() or consume(): the
+            // slots below that tail are visible to the slot load below.
+            const Index victim_tail = victim.tail_.load(std::memory_order_seq_cst);
             const Index size = victim_tail - victim_head;
-            if (size > capacity) continue;  // B1: head was stale; reload both
-            const Index take = size - size / 2;
-            if (take == 0) return false;
-            for (Index i = 0; i < take; ++i) {
-                // Relaxed: a slot read here is only kept if the CAS below wins,
-                // which proves the victim had not reused it.
-                Task* task = victim.slot(victim_head + i).load(std::memory_order_relaxed);
-                slot(tail + i).store(task, std::memory_order_relaxed);  // published by our tail store
+            if (size == 0 || size == ~Index{0}) break;  // empty, or B3: the owner takes back its last task
+            if (size > capacity) {                      // B1: head was stale; reload both
+                Platform::spin_hint();
+                continue;
             }
+            if (want == 0) want = size - size / 2;
+            // Relaxed: kept only if the CAS below wins, which proves the victim
+            // had not reused the slot (B5).
+            Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
             Index expected = victim_head;
-            // Acquire: the tasks are ours only after this wins. Release: the
-            // copies above happen before the victim's acquire load of head in
-            // push(), so it cannot overwrite a slot we are still reading.
-            if (victim.head_.compare_exchange_strong(expected, victim_head + take, std::memory_order_acq_rel,
-                                                     std::memory_order_relaxed)) {
-                const Index pushed = take - 1;
-                Task* task = slot(tail + pushed).load(std::memory_order_relaxed);  // our own slot
-                // Publishes the copied slots to thieves of our ring.
-                if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
-                out = Stole{task, pushed > 0};
-                return true;
+            // One task per CAS (B4). seq_cst: the head value a later thief's
+            // head load reads in step 5's cycle must come from a seq_cst write.
+            // Its release half is B5: the slot load above happens before the
+            // victim's acquire of head in push() or empty_tail(), so it cannot
+            // overwrite a slot we are still reading. Its acquire half is not
+            // needed: the task reaches us through the tail load above.
+            if (!victim.head_.compare_exchange_strong(expected, victim_head + 1, std::memory_order_seq_cst,
+                                                      std::memory_order_relaxed)) {
+                Platform::spin_hint();
+                continue;
             }
+            slot(tail + got).store(task, std::memory_order_relaxed);  // published by our tail store
+            ++got;
         }
+        if (got == 0) return false;
+        const Index pushed = got - 1;
+        Task* task = slot(tail + pushed).load(std::memory_order_relaxed);  // our own slot
+        // Publishes the copied slots to thieves of our ring.
+        if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
+        out = Stole{task, pushed > 0};
+        return true;
+    }
+
+    // Step 5. True when `task`, the owner's latest push, is back in the
+    // owner's hands (to run now); false when a thief or the owner's own pop()
+    // took it, or it is not the newest task in the ring.
+    bool take_back(Task& task) noexcept {
+        const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
+        const Index newest = tail - 1;
+        // 5a. Our own write: the last one ever made to slot(newest) (B2).
+        if (slot(newest).load(std::memory_order_relaxed) != &task) return false;
+        // 5b. A guess, relaxed: a stale head is only lower, and then 5c-d decide.
+        Index head = head_.load(std::memory_order_relaxed);
+        const bool lowered = head != newest;
+        if (lowered) {
+            // 5c. The owner's half of step 5's cycle in S with the thief's loads.
+            tail_.store(newest, std::memory_order_seq_cst);
+            // 5d. As 5c. Nothing to acquire: the task is our own write, and
+            // B5's acquires come before any overwrite of a slot a thief read.
+            head = head_.load(std::memory_order_seq_cst);
+            if (head == tail) {  // 5g: a thief won it
+                restore_tail(tail);
+                return false;
+            }
+            ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (B1)");
+            if (head != newest) return true;  // 5e
+        }
+        // 5f. Races the thieves' CAS for the last task (B2). Publishes and
+        // acquires nothing: the slot is our own, and B5 covers thieves' reads.
+        const bool won =
+            head_.compare_exchange_strong(head, tail, std::memory_order_relaxed, std::memory_order_relaxed);
+        if (lowered) restore_tail(tail);
+        return won;
     }
 
     // Approximate (the owner's view is exact): the number of tasks in the ring.
@@ -173,12 +281,20 @@ public:
 private:
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }
 
+    // 5f/5g: ends the take-back window (B3) with an empty ring.
+    void restore_tail(Index tail) noexcept {
+        // Relaxed: no slot to publish, every slot below tail was published
+        // by an earlier release store; a thief that reads it sees head >= tail.
+        tail_.store(tail, std::memory_order_relaxed);
+    }
+
     // The owner's tail, where consume/steal refill the (empty) ring from.
     Index empty_tail() noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
-        // Synchronizes with the release half of the thieves' CASes in steal():
-        // the ring looked empty to pop() through a relaxed load of head, and
-        // the slots we are about to overwrite were read by those thieves.
+        // B5: synchronizes with the release half of the thieves' CASes in
+        // steal(): the ring looked empty to pop() or take_back() without an
+        // acquire of head, and the slots we are about to overwrite were read
+        // by those thieves.
         [[maybe_unused]] const Index head = head_.load(std::memory_order_acquire);
         ZAP_ASSERT(tail == head, "internal: refilling a ring that is not empty");
         return tail;

@@ -5,8 +5,13 @@
 // protocol that drives it is written out in thread_pool.hpp; this header only
 // says what each bit means.
 //
-//   bit  0..13  idle      workers that have announced they are going to sleep
-//                         (counted in wait() before blocking on the idle event)
+//   bit  0..13  idle      before shutdown: workers that have announced they
+//                         are going to sleep (counted in wait() before
+//                         blocking on the idle event).
+//               closers   after shutdown (no worker counts itself idle any
+//                         more, so the bits are free): threads that changed
+//                         Sync in a way that can let join() return and still
+//                         have event calls to make (thread_pool.hpp, P5).
 //   bit 14..27  spawned   worker threads reserved or running; a reservation is
 //                         taken before the OS spawn and given back by a failed
 //                         spawn or by the worker's exit
@@ -55,6 +60,9 @@ struct Sync {
     // The word with spawned == 1 and nothing else: unregistering a worker
     // subtracts it with one fetch_sub.
     static constexpr std::uint32_t one_spawned = 1u << spawned_shift;
+    // The word with idle (after shutdown: closers) == 1: a closer gives itself
+    // back with one fetch_sub.
+    static constexpr std::uint32_t one_closer = 1u << idle_shift;
 
     constexpr std::uint32_t encode() const noexcept {
         return (idle << idle_shift) | (spawned << spawned_shift) |

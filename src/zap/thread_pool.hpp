@@ -30,52 +30,85 @@
 //   A6. At most one worker is waking at any time (P1): only a CAS that sees
 //       state pending (or that is made by the waker itself) may signal, and
 //       the signal becomes `waking` in exactly one wait().
-//   A7. A failed spawn gives its reservation back (spawned -= 1), undoes the
-//       `signaled` it set, clears `notified` when no worker is left to
-//       consume it (so the next schedule() retries the spawn), and otherwise
-//       re-runs A3 with spawning disabled so an idle worker is woken instead.
-//       With no worker at all, the tasks wait for join()'s drain (B4).
+//   A7. A failed spawn gives its reservations back (spawned -= n) and sets a
+//       `signaled` state back to pending. That signal need not be its own
+//       (a warm() spawn sets none, and its own may have been taken and
+//       another notifier's set since); resetting someone else's is harmless:
+//       the worker it was meant for still wakes and searches, it just does
+//       not become the waking one, so P1 holds. It clears `notified` when no
+//       worker is left to consume it (so the next schedule() retries the
+//       spawn), and otherwise re-runs A3 with spawning disabled so an idle
+//       worker is woken instead. With no worker at all, the tasks wait for
+//       join()'s drain (B5). After shutdown, the one that gives back the
+//       last reservation notifies the join event, holding a closer (B3, P5).
 //
 // Protocol B - shutdown and join:
-//   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set, idle
-//       zeroed. If any worker was idle, the idle event is shut down (every
-//       sleeper wakes, now and later). If no worker was spawned, the join
-//       event is notified, since no worker will do it (B3).
+//   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
+//       then on no worker counts itself idle, so the same CAS turns Sync's
+//       idle bits into `closers` (sync.hpp): it takes one closer when it
+//       still has event calls to make. If any worker was idle, the idle
+//       event is shut down (every sleeper wakes, now and later); if no worker
+//       was spawned, the join event is notified, since no worker will do it
+//       (B3). Then it gives its closer back (release): its last touch.
 //   B2. A worker whose wait() sees shutdown sweeps: it runs whatever find()
 //       still returns, then its idle tasks, then on_thread_exit, then leaves.
 //   B3. Leaving (unregister): fetch_sub spawned (release). The worker that
 //       takes spawned to 0 after shutdown notifies the join event. It touches
 //       the pool after that fetch_sub, which is safe because join() joins
-//       its OS thread before returning (B5).
-//   B4. join(): wait (join event) until state is shutdown and spawned is 0,
-//       then reload Sync (acquire: every worker's writes happen before).
-//       Drain: run every task left in any queue or ring, on this thread,
-//       until a full pass finds nothing (tasks it runs may schedule more).
-//   B5. join() joins every worker's OS thread, then returns. From then on
-//       nothing touches the pool, so it may be destroyed (P3).
+//       its OS thread before returning (B6). A failed spawn that gives back
+//       the last reservation after shutdown does the same from whatever
+//       thread tried to spawn, so it holds a closer around its notify (A7).
+//   B4. join() claims the join (an exchange): the first caller does B5-B6,
+//       then marks the pool joined; every other caller, concurrent or later,
+//       waits for that mark (a WaitGroup, whose W1 lets it return only after
+//       the claimer's last touch of it).
+//   B5. The claimer waits (join event) until state is shutdown and spawned
+//       is 0, then spins until closers is 0 (acquire: every worker's and
+//       closer's writes happen before; a closer has only futex wakes left,
+//       which never block). Drain: run every task left in any queue or ring,
+//       on this thread, until a full pass finds nothing (tasks it runs may
+//       schedule more).
+//   B6. The claimer joins every worker's OS thread, then returns. From then
+//       on nothing touches the pool, so it may be destroyed (P3).
 //
 // Properties (checked by the models, tests and the TLA+ spec):
 //   P1 at most one waking worker;  P2 every task scheduled before shutdown()
 //   runs exactly once before join() returns;  P3 nothing touches the pool
 //   after join() returns;  P4 a task is never stranded while all workers
-//   sleep (some worker is awake, or signaled, or notified and bound to look).
+//   sleep (some worker is awake, or signaled, or notified and bound to look);
+//   P5 a thread that is not a worker touches the pool after a Sync change
+//   that can let join() return only while it holds a closer (B1, A7).
+//
+// Callers: shutdown() may run on any thread, concurrently with join() and
+// the destructor; join() may run on several threads at once (each returns
+// once the pool is joined). As for any object, every other call (schedule,
+// warm from outside the pool) must return before the pool is destroyed;
+// schedule() from outside must also happen before shutdown() (P2's
+// "before"), and debug builds assert when it sees the pool shut down.
 #pragma once
 
 #include <zap/assert.hpp>
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
+#include <zap/parallel_for.hpp>
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
+#include <zap/spawn.hpp>
 #include <zap/sync.hpp>
 #include <zap/task.hpp>
+#include <zap/wait_group.hpp>
 #include <zap/worker.hpp>
 
+#include <concepts>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <new>
+#include <ranges>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace zap {
@@ -90,6 +123,7 @@ public:
         : config_(std::move(config)), max_threads_(checked_max_threads(config_.max_threads)) {
         workers_ = static_cast<Worker*>(Platform::allocate(sizeof(Worker) * max_threads_, alignof(Worker)));
         for (std::uint32_t i = 0; i < max_threads_; ++i) new (&workers_[i]) Worker{};
+        joined_.add(1);  // B4
     }
 
     // Runs every scheduled task (children included), then shuts down and joins.
@@ -142,55 +176,81 @@ public:
         context->worker->idle_queue.push(one.take_list());
     }
 
-    // Spawns workers now, up to min(count, max_threads()) in total.
+    // Spawns workers now, up to min(count, max_threads()) in total. Reserves
+    // them all with one CAS, then spawns them: after handing the last
+    // reservation to its thread it never reads Sync again, so a shutdown()
+    // and join() racing it cannot free the pool under it. Does nothing once
+    // the pool is shut down.
     void warm(std::uint32_t count) {
         const std::uint32_t target = std::min(count, max_threads_);  // the seed compared against count - spawned
         Sync sync = load_sync();
-        while (sync.spawned < target && sync.state != detail::State::shutdown) {
-            Sync reserved = sync;
-            reserved.spawned += 1;
-            if (!cas_sync(sync, reserved, std::memory_order_release)) continue;
-            if (!spawn_worker()) return;
-            sync = load_sync();
-        }
+        Sync reserved;
+        do {
+            if (sync.spawned >= target || sync.state == detail::State::shutdown) return;
+            reserved = sync;
+            reserved.spawned = target;
+            // Release: part of the release sequence join() acquires (B5).
+        } while (!cas_sync(sync, reserved, std::memory_order_release));
+        for (std::uint32_t left = target - sync.spawned; left > 0; --left)
+            if (!spawn_worker(left)) return;
     }
 
-    // Protocol B1. Idempotent; callable from any thread, tasks included.
+    // Protocol B1. Idempotent; callable from any thread, tasks included, and
+    // concurrently with join() and the destructor (P5).
     void shutdown() noexcept {
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
+            const bool wake_idle = sync.idle > 0;
+            const bool wake_joiner = sync.spawned == 0;  // no worker will (B3)
             Sync closed = sync;
             closed.notified = true;
             closed.state = detail::State::shutdown;
-            closed.idle = 0;
-            // Orders every schedule() that happened before us ahead of the
-            // workers' and the joiner's acquire of Sync.
-            if (cas_sync(sync, closed, std::memory_order_acq_rel)) {
-                if (sync.idle > 0) idle_event_.shutdown();
-                if (sync.spawned == 0) join_event_.notify();  // no worker will (B3)
-                return;
-            }
+            closed.idle = wake_idle || wake_joiner ? 1 : 0;  // now `closers`: ours (P5)
+            // Release: heads the release sequence that join()'s acquire of Sync
+            // reads through the workers' fetch_sub, so every schedule() that
+            // happened before us is visible to the drain (B5).
+            if (!cas_sync(sync, closed, std::memory_order_acq_rel)) continue;
+            if (wake_idle) idle_event_.shutdown();
+            if (wake_joiner) join_event_.notify();
+            if (closed.idle > 0) release_closer();
+            return;
         }
     }
 
-    // Protocol B4-B5. Waits for shutdown() (from any thread), runs what is
-    // left, joins the workers. Idempotent; not from a task of this pool.
+    // Protocol B4-B6. Waits for shutdown() (from any thread), runs what is
+    // left, joins the workers. Idempotent, and callable from several threads
+    // at once; not from a task of this pool.
     void join() {
         ZAP_ASSERT(own_context() == nullptr, "join() from a task of this pool would wait for itself");
-        if (joined_) return;
-        Sync sync = load_sync(std::memory_order_acquire);
-        while (sync.state != detail::State::shutdown || sync.spawned != 0) {
-            join_event_.wait();
-            // Synchronizes with every worker's release in unregister() (B4).
-            sync = load_sync(std::memory_order_acquire);
+        // Decides who does the work; orders nothing (joined_ publishes it).
+        if (join_claimed_.exchange(true, std::memory_order_relaxed)) {
+            joined_.wait();  // B4: W1 of wait_group.hpp, so we may free the pool after
+            return;
         }
+        wait_until_joinable();
         drain();
-        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by the acquire above
+        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by B5's acquire
         for (std::uint32_t i = 0; i < started; ++i) Platform::join(workers_[i].thread);
-        joined_ = true;
+        joined_.done();  // B4: our last touch of the pool
     }
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
+
+    // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
+    template <class F>
+    void spawn(F&& f) { detail::spawn(*this, std::forward<F>(f)); }
+    template <class F>
+    auto submit(F&& f) -> std::future<std::invoke_result_t<std::decay_t<F>>> { return detail::submit(*this, std::forward<F>(f)); }
+    template <std::integral I, class F>
+    void parallel_for(I first, I last, F&& f, Grain grain = {}) { detail::parallel_for(*this, first, last, f, grain); }
+    template <std::ranges::random_access_range R, class F>
+    void for_each(R&& range, F&& f, Grain grain = {}) { detail::for_each(*this, range, f, grain); }
+
+    // Runs a() and b(), possibly in parallel; returns when both have, then
+    // rethrows the first exception either threw. Allocates nothing: see
+    // parallel_invoke.hpp.
+    template <class A, class B>
+    void parallel_invoke(A&& a, B&& b);
 
 private:
     using Sync = detail::Sync;
@@ -227,6 +287,15 @@ private:
     Context* own_context() const noexcept {
         Context* context = Context::current();
         return context != nullptr && context->pool == this ? context : nullptr;
+    }
+
+    // parallel_invoke's wake-up (its step J2): A2 without the fence. Losing
+    // the race with a worker going to sleep costs parallelism only, never a
+    // stranded task: the forking worker takes its task back, or waits for
+    // whoever took it.
+    void notify_hint() noexcept {
+        if (load_sync().notified) return;  // a hint: relaxed, no fence (above)
+        notify_slow(false, true);
     }
 
     // Protocol A2 (is_waking false) or A4's hand-over of the waking role.
@@ -302,28 +371,56 @@ private:
         }
     }
 
-    // Reserved spawned slot -> OS thread. False (after A7) when the OS refused.
-    bool spawn_worker() noexcept {
+    // One reserved spawned slot -> OS thread. `reserved` is how many
+    // reservations the caller holds, this one included: a failure gives them
+    // all back (A7). After a success the caller must not touch the pool
+    // unless it still holds a reservation (warm(), P5).
+    bool spawn_worker(std::uint32_t reserved = 1) noexcept {
         if (Platform::spawn(ThreadOptions{config_.stack_size}, &worker_main, this)) return true;
-        spawn_failed();
+        spawn_failed(reserved);
         return false;
     }
 
     // Protocol A7.
-    void spawn_failed() noexcept {
+    void spawn_failed(std::uint32_t reserved) noexcept {
         Sync sync = load_sync();
         Sync undone;
+        bool last_out;
         do {
             undone = sync;
-            undone.spawned -= 1;
+            undone.spawned -= reserved;
             if (sync.state == detail::State::signaled) undone.state = detail::State::pending;
             if (undone.spawned == 0 && sync.state != detail::State::shutdown) undone.notified = false;
-            // Release: part of the release sequence join() acquires (B4).
+            last_out = undone.spawned == 0 && sync.state == detail::State::shutdown;
+            undone.idle += last_out ? 1 : 0;  // after shutdown: a closer (P5)
+            // Release: part of the release sequence join() acquires (B5).
         } while (!cas_sync(sync, undone, std::memory_order_release));
-        if (sync.state == detail::State::shutdown) {
-            if (undone.spawned == 0) join_event_.notify();
-        } else if (undone.spawned > 0) {
+        if (last_out) {
+            join_event_.notify();  // B3: no worker is left to do it
+            release_closer();
+        } else if (sync.state != detail::State::shutdown && undone.spawned > 0) {
             notify_slow(false, false);
+        }
+    }
+
+    // Gives back a closer taken in shutdown() or spawn_failed() (P5).
+    void release_closer() noexcept {
+        // Release: the closer's event calls happen before join()'s acquire spin (B5).
+        sync_.fetch_sub(Sync::one_closer, std::memory_order_release);
+    }
+
+    // Protocol B5, the wait: shut down, no worker left, no closer left.
+    void wait_until_joinable() noexcept {
+        Sync sync = load_sync(std::memory_order_acquire);
+        while (sync.state != detail::State::shutdown || sync.spawned != 0) {
+            join_event_.wait();
+            // Synchronizes with every worker's release in unregister() (B3).
+            sync = load_sync(std::memory_order_acquire);
+        }
+        while (sync.idle != 0) {
+            Platform::spin_hint();  // a closer has only futex wakes left (P5)
+            // Synchronizes with release_closer().
+            sync = load_sync(std::memory_order_acquire);
         }
     }
 
@@ -356,7 +453,10 @@ private:
             }
         }
         while (find(self, found)) found.task->run();  // B2: help drain
-        self.run_idle_tasks();
+        // Until none is left: the drain cannot take this over, since an idle
+        // task that re-queues itself calls schedule_idle(), which needs a worker.
+        while (self.run_idle_tasks()) {
+        }
 
         if (config_.on_thread_exit) config_.on_thread_exit();
         Platform::set_current_context(nullptr);
@@ -370,13 +470,13 @@ private:
 
     // Protocol B3.
     void unregister() noexcept {
-        // Release: join() acquires every worker's writes through this (B4).
+        // Release: join() acquires every worker's writes through this (B5).
         const Sync before = Sync::decode(sync_.fetch_sub(Sync::one_spawned, std::memory_order_release));
         ZAP_ASSERT(before.spawned > 0, "internal: unregister without a spawned worker");
         if (before.state == detail::State::shutdown && before.spawned == 1) join_event_.notify();
     }
 
-    // Protocol B4: runs every task left anywhere, as the pool's last thread.
+    // Protocol B5, the drain: runs every task left anywhere, as the pool's last thread.
     void drain() noexcept {
         Context drainer{this, nullptr, &run_one};
         void* const outer = Platform::current_context();
@@ -423,7 +523,8 @@ private:
     Config config_;
     std::uint32_t max_threads_;
     Worker* workers_ = nullptr;
-    bool joined_ = false;  // the joining thread's own
+    typename Platform::template Atomic<bool> join_claimed_{false};  // B4
+    BasicWaitGroup<Platform> joined_;  // B4: done() once the claimer has joined
     alignas(Platform::cache_line) typename Platform::template Atomic<std::uint32_t> sync_{0};
     typename Platform::template Atomic<std::uint32_t> registered_{0};
     detail::Event<Platform> idle_event_;
@@ -432,3 +533,5 @@ private:
 };
 
 }  // namespace zap
+
+#include <zap/parallel_invoke.hpp>  // BasicThreadPool::parallel_invoke

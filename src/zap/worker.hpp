@@ -5,13 +5,24 @@
 //               fill and that other workers steal half of;
 //   run_queue   the unbounded queue (queue.hpp) that takes what overflows
 //               the ring;
-//   idle_queue  idle tasks: run by this worker just before it goes to sleep.
+//   idle_queue  idle tasks: run by this worker just before it goes to sleep
+//               (run_idle_tasks), and until none is left before it exits.
 //
 // Search order (find): own ring, own overflow queue, the pool's global
 // queue, then every worker in turn (its overflow queue, then half of its
-// ring). A search can miss work that is there (a queue whose consumer lock is
-// held by someone else looks empty); the pool's notify protocol makes sure
-// that whoever holds it wakes another worker when it leaves work behind.
+// ring). A search can miss work that is there: a queue whose consumer lock
+// is held by someone else looks empty. Nothing is stranded by that. The
+// holder is a worker inside find() (or inside a task, through run_one),
+// which calls find() again before it can sleep, or join()'s drain, which
+// stops only after a pass that finds nothing; so the holder itself looks
+// again after it has released the lock, and that look reaches every task
+// pushed before the release (or finds the lock held by a next holder, who
+// owes the same look). A task pushed later is covered by its pusher's
+// notify() (thread_pool.hpp A1-A3, property P4): a worker is woken or
+// spawned, or one is already bound to search after the push. The holder
+// also calls notify() when consume() moved extra tasks into its ring
+// (Stole::pushed), but that is for parallelism - another worker comes to
+// steal them - not what keeps a task from being stranded.
 //
 // Worker objects live in an array the pool allocates up front, not on the
 // worker threads' stacks as in the seed: a thief may read any worker's ring
@@ -70,12 +81,19 @@ struct alignas(Platform::cache_line) Worker {
         return false;
     }
 
-    // Runs every idle task queued so far.
-    void run_idle_tasks() noexcept {
+    // Runs the idle tasks it takes off the queue at the start (one swap of
+    // the queue), and returns whether there were any. An idle task queued
+    // while they run - one that re-queues itself, say - waits for this
+    // worker's next idle turn: Queue::pop() would swap the queue again when
+    // the cursor runs dry, and a task that always re-queues itself would then
+    // keep the worker here for ever, neither sleeping nor running its other
+    // tasks. At exit the pool calls this until it returns false (B2).
+    bool run_idle_tasks() noexcept {
         Task* cursor = nullptr;
-        if (!idle_queue.try_acquire_consumer(cursor)) return;
-        while (Task* task = idle_queue.pop(cursor)) task->run();
+        if (!idle_queue.try_acquire_consumer(cursor)) return false;
+        while (cursor != nullptr) idle_queue.pop(cursor)->run();  // never the swap of an empty cursor
         idle_queue.release_consumer(cursor);
+        return true;
     }
 };
 

@@ -1,4 +1,6 @@
-// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup.
+// zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
+// and the drop-in layer (spawn/submit/parallel_for/for_each, TaskGroup);
+// Parker, Mailbox and ObjectPool.
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
@@ -6,8 +8,12 @@
 
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
+#include <zap/mailbox.hpp>
+#include <zap/object_pool.hpp>
+#include <zap/parker.hpp>
 #include <zap/std_platform.hpp>
 #include <zap/task.hpp>
+#include <zap/task_group.hpp>
 #include <zap/thread_pool.hpp>
 #include <zap/wait_group.hpp>
 
@@ -17,5 +23,11 @@ using Task = BasicTask<StdPlatform>;
 using Batch = BasicBatch<StdPlatform>;
 using ThreadPool = BasicThreadPool<StdPlatform>;
 using WaitGroup = BasicWaitGroup<StdPlatform>;
+using TaskGroup = BasicTaskGroup<StdPlatform>;
+using Parker = BasicParker<StdPlatform>;
+template <class T>
+using Mailbox = BasicMailbox<StdPlatform, T>;
+template <class T>
+using ObjectPool = BasicObjectPool<StdPlatform, T>;
 
 }  // namespace zap

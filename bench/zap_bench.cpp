@@ -1,0 +1,148 @@
+// bench/zap_bench.cpp - zap's rows.
+//
+//   zap (low-level)       intrusive tasks through ThreadPool::schedule (one
+//                         Batch per fan-out), the continuation-passing
+//                         workloads of continuation.hpp.
+//   zap (drop-in)         when the drop-in layer is present: TaskGroup in the
+//                         blocking workloads of blocking.hpp (the same code as
+//                         oneTBB's row), parallel_for over chunks for psum.
+//   zap (parallel_invoke) when ThreadPool::parallel_invoke exists: fib and
+//                         qsort, forking with it.
+//
+// Built against a patched copy of src/ (bench/run --zap-patch FILE), every
+// row name ends in " + patch" (ZAP_BENCH_ROW_SUFFIX), so both builds run
+// side by side.
+#include "continuation.hpp"
+
+#include <zap/zap.hpp>
+
+#include <optional>
+
+#if __has_include(<zap/task_group.hpp>)
+#include "blocking.hpp"
+#define ZAP_BENCH_DROP_IN 1
+#endif
+
+#ifndef ZAP_BENCH_ROW_SUFFIX
+#define ZAP_BENCH_ROW_SUFFIX ""
+#endif
+
+namespace bench {
+namespace {
+
+const std::string low_level = "zap (low-level)" ZAP_BENCH_ROW_SUFFIX;
+const std::string drop_in = "zap (drop-in)" ZAP_BENCH_ROW_SUFFIX;
+const std::string invoke = "zap (parallel_invoke)" ZAP_BENCH_ROW_SUFFIX;
+
+zap::Config pool_config() {
+    zap::Config config;
+    config.max_threads = threads;
+    return config;
+}
+
+struct LowLevel {
+    using Node = zap::Task;
+
+    LowLevel() : pool(pool_config()) { pool.warm(threads); }
+    void spawn(Node& node) noexcept { pool.schedule(node); }
+    void spawn(Node** nodes, unsigned count) noexcept {
+        zap::Batch batch;
+        for (unsigned i = 0; i < count; ++i) batch.push(*nodes[i]);
+        pool.schedule(std::move(batch));
+    }
+
+    zap::ThreadPool pool;
+};
+
+#ifdef ZAP_BENCH_DROP_IN
+struct DropIn {
+    DropIn() : pool(pool_config()) { pool.warm(threads); }
+
+    zap::TaskGroup group() { return zap::TaskGroup(pool); }
+
+    std::optional<Outcome> psum(const std::uint32_t* words, std::uint64_t size, Meter* meter) {
+        auto part = [&] {
+            std::uint64_t partial[psum_chunks] = {};
+            pool.parallel_for(0u, psum_chunks, [&](unsigned c) {
+                std::uint64_t sum = 0;
+                for (std::uint64_t i = size * c / psum_chunks; i < size * (c + 1) / psum_chunks; ++i) sum += words[i];
+                partial[c] = sum;
+            });
+            std::uint64_t sum = 0;
+            for (auto p : partial) sum += p;
+            return Outcome{sum, psum_chunks};
+        };
+        return meter != nullptr ? meter->measure(part) : part();
+    }
+    // The drop-in layer posts through the same schedule() as the low-level row.
+    std::optional<Outcome> pingpong(std::uint64_t, Meter*) { return std::nullopt; }
+
+    zap::ThreadPool pool;
+};
+#endif
+
+template <class Pool>
+concept HasParallelInvoke = requires(Pool& pool) { pool.parallel_invoke([] {}, [] {}); };
+
+// fib and qsort with one parallel_invoke per fork.
+template <class Pool>
+struct Invoke {
+    Pool pool{pool_config()};
+
+    std::uint64_t fib(std::uint64_t n) {
+        if (n < 2) return n;
+        std::uint64_t a = 0, b = 0;
+        pool.parallel_invoke([&] { a = fib(n - 1); }, [&] { b = fib(n - 2); });
+        return a + b;
+    }
+    void sort(std::int32_t* data, std::size_t n) {
+        if (n <= sort_cutoff) return insertion_sort(data, n);
+        const std::size_t left = partition(data, n);
+        pool.parallel_invoke([&] { sort(data, left); }, [&] { sort(data + left, n - left); });
+    }
+    std::optional<Outcome> once(const std::string& w, std::uint64_t size, Meter* meter) {
+        auto timed = [&](auto&& part) { return meter != nullptr ? meter->measure(part) : part(); };
+        if (w == "fib") return timed([&] { return Outcome{fib(size), expected_checksum("fib", size + 1) - 1}; });
+        if (w != "qsort") return std::nullopt;
+        std::vector<std::int32_t> v(size);
+        const auto words = random_words(size);
+        std::memcpy(v.data(), words.data(), size * sizeof(std::int32_t));
+        timed([&] {
+            sort(v.data(), v.size());
+            return Outcome{};
+        });
+        return Outcome{sorted_checksum(v), 0};
+    }
+    bool run(const std::string& w, std::uint64_t size, Meter& meter, Outcome& out) {
+        pool.warm(threads);
+        if (!once(w, warmup_size(w, size), nullptr)) return false;
+        out = *once(w, size, &meter);
+        meter.idle_second();
+        return true;
+    }
+};
+
+}  // namespace
+
+std::vector<std::string> variants() {
+    std::vector<std::string> rows{low_level};
+#ifdef ZAP_BENCH_DROP_IN
+    rows.push_back(drop_in);
+#endif
+    if constexpr (HasParallelInvoke<zap::ThreadPool>) rows.push_back(invoke);
+    return rows;
+}
+
+bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
+                  Outcome& out) {
+    if (run_row<Continuation, LowLevel>(low_level, variant, workload, size, meter, out)) return true;
+#ifdef ZAP_BENCH_DROP_IN
+    if (run_row<Blocking, DropIn>(drop_in, variant, workload, size, meter, out)) return true;
+#endif
+    if constexpr (HasParallelInvoke<zap::ThreadPool>) {
+        if (variant == invoke) return Invoke<zap::ThreadPool>{}.run(workload, size, meter, out);
+    }
+    return false;
+}
+
+}  // namespace bench

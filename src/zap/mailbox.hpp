@@ -1,0 +1,67 @@
+// zap/mailbox.hpp - a closable many-to-many channel of values (seed 004).
+//
+// Senders send, receivers receive; a receiver with nothing to take parks
+// until a value or close() arrives. The protocol, its invariants (H1-H4) and
+// the lock it runs under are those of detail::HandoffQueue
+// (handoff_queue.hpp) in FIFO mode; in terms of a mailbox:
+//   1. send(v) hands v to the receiver that has waited longest, or queues it
+//      when no receiver waits (H1).
+//   2. receive() takes the oldest queued value, or parks until a sender
+//      hands it one or close() wakes it.
+//   3. close() wakes every waiting receiver with nothing, refuses every
+//      later send, and returns the values never received (H3, H4).
+//
+// Order: the lock orders all sends, and values are taken in that order (H1),
+// so two values sent by one thread are taken in the order it sent them
+// (FIFO per sender, the contract), whichever receivers take them.
+//
+// "Not consumed" on a refused send: the contract writes `bool send(T value)`;
+// a by-value parameter would already hold the caller's value (moved in)
+// when the mailbox finds itself closed. So send takes `const T&` (copied
+// only when accepted) and `T&&` (moved from only when accepted): every call
+// that compiles against `send(T)` compiles here, and after `false` the
+// caller's object is exactly as it was.
+#pragma once
+
+#include <zap/handoff_queue.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace zap {
+
+template <class Platform, class T>
+class BasicMailbox {
+public:
+    BasicMailbox() = default;
+    BasicMailbox(const BasicMailbox&) = delete;
+    BasicMailbox& operator=(const BasicMailbox&) = delete;
+
+    // Step 1: false once closed, and `value` is not moved from then.
+    bool send(T&& value) { return queue_.give(std::move(value)); }
+    bool send(const T& value)
+        requires std::copy_constructible<T>
+    {
+        return queue_.give(value);
+    }
+
+    // Step 2: the next value; nullopt once the mailbox is closed (close()
+    // returned every value not received, so closed means drained).
+    std::optional<T> receive() { return queue_.take(nullptr); }
+
+    // Step 2 with a timeout: nullopt also when the timeout expires first.
+    std::optional<T> receive_for(std::chrono::nanoseconds timeout) { return queue_.take(&timeout); }
+
+    // Step 3: idempotent; a second close() returns an empty vector.
+    std::vector<T> close() { return queue_.close(); }
+
+    bool closed() const noexcept { return queue_.closed(); }
+
+private:
+    detail::HandoffQueue<Platform, T, detail::TakeOrder::fifo> queue_;
+};
+
+}  // namespace zap

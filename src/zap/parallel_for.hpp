@@ -1,0 +1,162 @@
+// zap/parallel_for.hpp - parallel_for and for_each: the range is cut in
+// halves until the pieces are no longer than the grain; the pool runs the
+// pieces, and the call returns once every call of f has.
+//
+// Protocol (one call parallel_for(first, last, f, grain)):
+//   1. Size: n = last - first, counted in the unsigned type of I, so any
+//      [first, last) of I works (INT_MIN to INT_MAX included). Nothing to do
+//      when first >= last. The grain is the caller's Grain, or the automatic
+//      one: ceil(n / (4 * max_threads)), at least 1 - about four pieces per
+//      thread, so that a thread that finishes early finds pieces left to
+//      steal, yet each piece's fixed cost (one task pushed, one wait) stays
+//      small against its calls.
+//   2. split(lo, hi): a range longer than the grain keeps its lower half and
+//      schedules its upper half [mid, hi) as a task that lives on this
+//      frame (so parallel_for allocates nothing), then splits the lower
+//      half the same way. On a worker the half goes into its own ring, where
+//      idle workers steal it and split it further on their side: the pieces
+//      spread over the pool in log2(pieces) steps. On any other thread the
+//      half goes to the pool's global queue, and the calling thread runs the
+//      lowest piece itself.
+//   3. A piece (at most grain indices) calls f(i) for its indices in order.
+//      An exception from f(i) is captured (the first one thrown is kept)
+//      and the next index runs: a throwing call cancels nothing.
+//   4. After its lower half, a frame waits for its upper half's WaitGroup.
+//      On a worker that wait runs other tasks of the pool meanwhile, so a
+//      nested parallel_for (a call of f that runs one) works on a pool of one
+//      thread. The wait is counted in WaitDepth: a split that would nest deeper
+//      than WaitDepth::max_wait_depth runs its whole range as one piece
+//      instead (wait_depth.hpp).
+//   5. When the outermost split has returned, every call of f has returned
+//      (each frame waited for its upper half); the first captured exception
+//      is rethrown.
+//
+// for_each(range, f, grain) is parallel_for over the indices of the range,
+// calling f(range[i], i).
+//
+// After shutdown(): an upper half scheduled from outside the pool breaks
+// schedule()'s rule (debug builds abort naming it; release builds run the
+// half on the calling thread, so the loop still completes). A range of one
+// piece schedules nothing and just runs.
+#pragma once
+
+#include <zap/first_exception.hpp>
+#include <zap/task.hpp>
+#include <zap/wait_depth.hpp>
+#include <zap/wait_group.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <iterator>
+#include <limits>
+#include <ranges>
+#include <type_traits>
+
+namespace zap {
+
+template <class Platform>
+class BasicThreadPool;  // thread_pool.hpp, which includes this header
+
+// The most consecutive indices one piece of a parallel_for or for_each
+// covers: pool.parallel_for(0, n, f, zap::Grain{64}). Grain{} (0) asks for
+// the automatic grain (step 1 of parallel_for.hpp).
+struct Grain {
+    std::size_t indices = 0;
+};
+
+namespace detail {
+
+// Steps 2-5 for one call of parallel_for.
+template <class Platform, class I, class F>
+class Loop {
+public:
+    using Unsigned = std::make_unsigned_t<I>;
+
+    // Step 1's grain.
+    Loop(BasicThreadPool<Platform>& pool, I first, Unsigned n, F& f, Grain grain) noexcept
+        : pool_(pool), first_(first), f_(f), grain_(grain_for(n, grain, pool.max_threads())) {}
+
+    // Step 2.
+    void split(Unsigned lo, Unsigned hi) noexcept {
+        if (hi - lo <= grain_ || WaitDepth::exceeded()) {
+            run_piece(lo, hi);
+            return;
+        }
+        UpperHalf upper(*this, lo + (hi - lo) / 2, hi);
+        pool_.schedule(upper);
+        split(lo, upper.lo);
+        // Step 4.
+        const WaitDepth::Guard counted;
+        upper.done.wait();
+    }
+
+    // Step 5.
+    void rethrow_if_any() { errors_.rethrow_if_any(); }
+
+private:
+    // An upper half waiting on its splitter's frame.
+    struct UpperHalf : BasicTask<Platform> {
+        Loop& loop;
+        Unsigned lo, hi;
+        BasicWaitGroup<Platform> done;
+
+        UpperHalf(Loop& loop, Unsigned lo, Unsigned hi) noexcept
+            : BasicTask<Platform>(&run), loop(loop), lo(lo), hi(hi) {
+            done.add();
+        }
+
+        static void run(BasicTask<Platform>* task) noexcept {
+            auto* self = static_cast<UpperHalf*>(task);
+            self->loop.split(self->lo, self->hi);
+            self->done.done();  // the last touch: the splitter's frame may return now
+        }
+    };
+
+    static Unsigned grain_for(Unsigned n, Grain grain, std::uint32_t threads) noexcept {
+        if (grain.indices != 0) {
+            return grain.indices >= std::numeric_limits<Unsigned>::max() ? std::numeric_limits<Unsigned>::max()
+                                                                          : static_cast<Unsigned>(grain.indices);
+        }
+        const std::uintmax_t pieces = std::uintmax_t{4} * threads;
+        return static_cast<Unsigned>(n / pieces + (n % pieces != 0 ? 1 : 0));
+    }
+
+    // Step 3. Index arithmetic in the unsigned type: first + i cannot overflow there.
+    void run_piece(Unsigned lo, Unsigned hi) noexcept {
+        for (Unsigned i = lo; i != hi; ++i) {
+            try {
+                f_(static_cast<I>(static_cast<Unsigned>(first_) + i));
+            } catch (...) {
+                errors_.capture();
+            }
+        }
+    }
+
+    BasicThreadPool<Platform>& pool_;
+    I first_;
+    F& f_;
+    Unsigned grain_;
+    FirstException<Platform> errors_;
+};
+
+template <class Platform, std::integral I, class F>
+void parallel_for(BasicThreadPool<Platform>& pool, I first, I last, F& f, Grain grain) {
+    static_assert(!std::same_as<I, bool>, "parallel_for counts with an integer type, not bool");
+    if (!(first < last)) return;
+    using Unsigned = std::make_unsigned_t<I>;
+    const Unsigned n = static_cast<Unsigned>(static_cast<Unsigned>(last) - static_cast<Unsigned>(first));
+    Loop<Platform, I, F> loop(pool, first, n, f, grain);
+    loop.split(0, n);
+    loop.rethrow_if_any();
+}
+
+template <class Platform, std::ranges::random_access_range R, class F>
+void for_each(BasicThreadPool<Platform>& pool, R& range, F& f, Grain grain) {
+    const auto begin = std::ranges::begin(range);
+    using Difference = std::ranges::range_difference_t<R>;
+    auto each = [&](std::size_t i) { f(begin[static_cast<Difference>(i)], i); };
+    parallel_for(pool, std::size_t{0}, static_cast<std::size_t>(std::ranges::distance(range)), each, grain);
+}
+
+}  // namespace detail
+}  // namespace zap

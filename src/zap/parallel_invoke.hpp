@@ -1,0 +1,150 @@
+// zap/parallel_invoke.hpp - fork/join without allocation:
+// ThreadPool::parallel_invoke(a, b) runs a() and b(), possibly in parallel.
+//
+// The stealable half, b, lives in a Fork on the caller's stack (a task plus
+// a join state), as in rayon's join: the caller pushes it where thieves can
+// take it, runs a, then takes it back and runs it inline if nobody took it
+// (the common case: one locked instruction in all, take_back's seq_cst store
+// or its CAS for a last task), or else helps until whoever took it has
+// finished. docs/parallel_invoke.md
+// explains the design and gives the measured cost.
+//
+// Protocol (J = join):
+//   J1. The caller builds the Fork: the task, a FirstException, `state_` =
+//       RUNNING and a WaitGroup of count 0, all by plain initialization.
+//   J2. On a worker of this pool whose ring has a free slot: push the task
+//       into the ring, then hint a wake-up (notify_hint in thread_pool.hpp:
+//       no fence, since a missed wake-up only costs parallelism: J4 or J5
+//       still runs b). Ring full: no fork, b runs after a on this thread
+//       (over 256 nested forks there is parallelism enough, and a push would
+//       migrate outer frames' halves to the overflow queue). Not on a worker
+//       of this pool (another thread, or join()'s draining thread):
+//       schedule() the task; the pool runs b while this thread runs a.
+//   J3. Run a, capturing its exception.
+//   J4. On a worker: take_back(task) (buffer.hpp, step 5). True: run b
+//       inline, capturing its exception; the Fork was never shared. Done.
+//   J5. Otherwise the task is, or was, someone else's (a thief, this
+//       worker's own FIFO pop while helping inside a, or the pool when
+//       scheduled from outside): add 1 to the group, then CAS state_
+//       RUNNING -> WAITING. Won: wait on the group (on a worker this helps:
+//       it runs pool tasks meanwhile). Lost: state_ is FINISHED, b is over
+//       and its runner no longer touches the Fork.
+//   J6. The task's callback (whoever runs it): run b, capturing its
+//       exception, then exchange state_ to FINISHED. Read WAITING: the caller
+//       is parked in J5's wait, so the Fork lives on; done() on the group
+//       (its W1 lets the caller free the Fork as soon as wait() returns).
+//       Read RUNNING: return without touching the Fork again (J5 will see
+//       FINISHED).
+//   J7. Rethrow the first exception captured in J3, J4 or J6.
+//
+// Invariants:
+//   F1 (both halves run): a runs in J3; b runs exactly once, in J4 (take_back
+//      won) or J6 (the task was run: by a thief, by the pool, or by this
+//      worker's own helping), never both: take_back and a pop or steal of
+//      the task are exclusive (buffer.hpp B2).
+//   F2 (the frame outlives its users): the caller leaves parallel_invoke
+//      only after J4, or after J5 saw FINISHED (J6's last touch), or after
+//      the group's wait() returned (W1 of wait_group.hpp).
+//   F3 (b's effects reach the caller): J6's release exchange pairs with J5's
+//      acquire CAS (lost), or is followed by done(), whose release pairs with
+//      wait()'s acquire (won).
+#pragma once
+
+#include <zap/first_exception.hpp>
+#include <zap/task.hpp>
+#include <zap/thread_pool.hpp>
+#include <zap/wait_group.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+
+namespace zap {
+namespace detail {
+
+// The stack-resident half of parallel_invoke: b's task and its join state.
+template <class Platform, class F>
+class Fork : public BasicTask<Platform> {
+public:
+    explicit Fork(F& f) noexcept : BasicTask<Platform>(&run_task), f_(std::addressof(f)) {}  // J1
+    Fork(const Fork&) = delete;
+    Fork& operator=(const Fork&) = delete;
+
+    // J3 and J4: runs a callable on this thread, capturing its exception.
+    template <class G>
+    void run_here(G&& g) noexcept {
+        try {
+            std::invoke(std::forward<G>(g));
+        } catch (...) {
+            errors_.capture();
+        }
+    }
+
+    // J4: b, inline, after take_back gave the task back.
+    void run_inline() noexcept { run_here(std::forward<F>(*f_)); }
+
+    // J5: returns once b has finished and nobody touches the Fork any more.
+    void join() {
+        group_.add(1);
+        std::uint32_t expected = running;
+        // Release: the add above happens before J6's done() (its acquire
+        // exchange reads WAITING). Acquire, won or lost: synchronizes with
+        // J6's release exchange when it read FINISHED (F3).
+        if (state_.compare_exchange_strong(expected, waiting, std::memory_order_acq_rel, std::memory_order_acquire))
+            group_.wait();
+    }
+
+    // J7.
+    void rethrow_if_any() { errors_.rethrow_if_any(); }
+
+private:
+    static constexpr std::uint32_t running = 0;
+    static constexpr std::uint32_t waiting = 1;
+    static constexpr std::uint32_t finished = 2;
+
+    // J6.
+    static void run_task(BasicTask<Platform>* task) noexcept {
+        auto& self = *static_cast<Fork*>(task);
+        self.run_inline();
+        // Release: b's effects and its captured exception happen before J5's
+        // acquire CAS (F3). Acquire: J5's add happens before our done().
+        if (self.state_.exchange(finished, std::memory_order_acq_rel) == waiting) self.group_.done();
+    }
+
+    std::remove_reference_t<F>* f_;
+    FirstException<Platform> errors_;
+    typename Platform::template Atomic<std::uint32_t> state_{running};
+    BasicWaitGroup<Platform> group_;
+};
+
+}  // namespace detail
+
+template <class Platform>
+template <class A, class B>
+void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
+    enum class Path { pushed, scheduled, not_forked };
+    detail::Fork<Platform, B> fork(b);  // J1
+    Context* context = own_context();
+    Worker* worker = context != nullptr ? context->worker : nullptr;
+    Path path = Path::pushed;  // J2
+    if (worker == nullptr) {
+        path = Path::scheduled;
+        schedule(fork);
+    } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
+        path = Path::not_forked;  // the owner's size() errs high only: no overflow below
+    } else {
+        detail::List<Task> list = Batch(fork).take_list();
+        [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
+        ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");
+        notify_hint();
+    }
+    fork.run_here(std::forward<A>(a));  // J3
+    if (path == Path::not_forked || (path == Path::pushed && worker->run_buffer.take_back(fork)))
+        fork.run_inline();  // J4 (or J2's unforked b)
+    else
+        fork.join();  // J5
+    fork.rethrow_if_any();  // J7
+}
+
+}  // namespace zap

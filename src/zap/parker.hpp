@@ -1,0 +1,130 @@
+// zap/parker.hpp - put one thread to sleep until another wakes it, with no
+// system call for the waker unless the owner really sleeps (seed 003).
+//
+// A Parker has one owner thread, the only one that calls park()/park_for();
+// any thread may call unpark(). It holds at most one token: an unpark()
+// before park() is remembered, several unparks before one park() collapse
+// into one token.
+//
+// One 32-bit futex word with three states:
+//   EMPTY    (0)    no token, owner not parked
+//   NOTIFIED (1)    a token is waiting for the owner
+//   PARKED   (2^32 - 1, i.e. EMPTY - 1)  the owner sleeps or is about to
+//
+// Protocol:
+//   1. park() subtracts one from the word (acquire): NOTIFIED becomes EMPTY
+//      and park() returns at once, having taken the token; EMPTY becomes
+//      PARKED. One read-modify-write both takes a pending token and
+//      announces the sleeper, so an unpark() cannot slip between the two.
+//   2. While the word is PARKED the owner sleeps on the futex. After every
+//      return from the futex (a wake, or a spurious return) it tries
+//      NOTIFIED -> EMPTY (CAS, acquire); on failure the word is still PARKED
+//      and it sleeps again (P2).
+//   3. park_for() does the same, with a deadline. When the futex reports a
+//      timeout, or the deadline has passed, the owner swaps EMPTY in
+//      (acquire) and returns whether it swapped NOTIFIED out: an unpark()
+//      that arrived after the timeout still counts, and no token is left
+//      behind for the next park (P3).
+//   4. unpark() swaps NOTIFIED in (release) and calls futex_wake only when
+//      it swapped PARKED out (P1).
+//
+// Invariants:
+//   P1: only the owner writes EMPTY or PARKED; unpark() only writes NOTIFIED.
+//       So the word is PARKED exactly while the owner is between step 1 and
+//       its return, and an unpark() that does not see PARKED makes no
+//       system call.
+//   P2: park() returns only by taking NOTIFIED (acquire, step 1 or 2), so it
+//       never returns without an unpark(), spurious futex returns included;
+//       and everything the waker wrote before unpark() is visible after
+//       park() returns, because the taking read-modify-write reads the
+//       NOTIFIED of the last unpark() (all writes to the word are
+//       read-modify-writes, so the latest one is the one taken).
+//   P3: every return from park()/park_for() leaves the word EMPTY.
+//
+// Lifetime: unpark() may touch the word until it returns, also after the
+// owner has woken; the Parker must outlive every unpark() call (a Parker
+// that lives as long as its thread, or one the waker reaches under a lock
+// that the owner takes before destroying it, as BasicMailbox does).
+//
+// Deadlines are measured on std::chrono::steady_clock. A model Platform
+// decides by itself when a timed futex_wait times out, and its tests pass
+// timeouts long enough that the clock never expires first.
+#pragma once
+
+#include <zap/assert.hpp>
+
+#include <chrono>
+#include <cstdint>
+
+namespace zap {
+
+template <class Platform>
+class BasicParker {
+public:
+    BasicParker() noexcept = default;
+    BasicParker(const BasicParker&) = delete;
+    BasicParker& operator=(const BasicParker&) = delete;
+
+    // Steps 1 and 2: returns once a token is taken.
+    void park() noexcept {
+        if (announce()) return;
+        for (;;) {
+            Platform::futex_wait(state_, parked, nullptr);
+            if (take()) return;  // else a spurious return: the word is still PARKED (P1)
+        }
+    }
+
+    // Steps 1 to 3: true when a token was taken, false on timeout.
+    bool park_for(std::chrono::nanoseconds timeout) noexcept {
+        if (announce()) return true;
+        const Clock::time_point deadline = deadline_after(timeout);
+        for (;;) {
+            const auto remaining = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+            const bool woke = remaining.count() > 0 && Platform::futex_wait(state_, parked, &remaining);
+            if (!woke || Clock::now() >= deadline) {
+                // Step 3; acquire synchronizes with the release swap of a late unpark() (P2, P3).
+                return state_.exchange(empty, std::memory_order_acquire) == notified;
+            }
+            if (take()) return true;
+        }
+    }
+
+    // Step 4.
+    void unpark() noexcept {
+        // Release: publishes the waker's writes to the owner's acquire in step 1, 2 or 3 (P2).
+        if (state_.exchange(notified, std::memory_order_release) == parked) Platform::futex_wake(state_, 1);
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+
+    static constexpr std::uint32_t empty = 0;
+    static constexpr std::uint32_t notified = 1;
+    static constexpr std::uint32_t parked = empty - 1;
+
+    // Step 1: true when a pending token was taken; otherwise the word is now PARKED.
+    bool announce() noexcept {
+        // Acquire synchronizes with the release swap of the unpark() whose token it takes (P2).
+        const std::uint32_t previous = state_.fetch_sub(1, std::memory_order_acquire);
+        ZAP_ASSERT(previous != parked, "Parker: park() called by two threads at once (a Parker has one owner)");
+        return previous == notified;
+    }
+
+    // Step 2: NOTIFIED -> EMPTY.
+    bool take() noexcept {
+        std::uint32_t expected = notified;
+        // Acquire synchronizes with the release swap of the unpark() that woke us (P2).
+        return state_.compare_exchange_strong(expected, empty, std::memory_order_acquire, std::memory_order_relaxed);
+    }
+
+    // now + timeout, saturating instead of overflowing for huge timeouts.
+    static Clock::time_point deadline_after(std::chrono::nanoseconds timeout) noexcept {
+        const Clock::time_point now = Clock::now();
+        const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::time_point::max() - now);
+        return timeout >= room ? Clock::time_point::max() : now + timeout;
+    }
+
+    typename Platform::template Atomic<std::uint32_t> state_{empty};
+};
+
+}  // namespace zap

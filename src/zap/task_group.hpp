@@ -1,0 +1,132 @@
+// zap/task_group.hpp - TaskGroup: run children on a pool, wait for all of
+// them, get the first exception any of them threw.
+//
+// Protocol:
+//   1. run(f): count the child (WaitGroup add), then schedule it as a heap
+//      task (spawn.hpp: one allocation). If that allocation throws, the
+//      count is given back and the exception reaches the caller.
+//   2. A child runs f(); an exception is captured (the first one is kept),
+//      never propagated, so every child runs whatever its siblings do. Its
+//      heap task is freed (f and its captures destroyed) before the child
+//      counts itself done (spawn.hpp, steps 4-5).
+//   3. wait(): wait until every child run so far is done - on a worker,
+//      running other tasks of the pool meanwhile (WaitGroup::wait), counted
+//      in WaitDepth - then rethrow the first captured exception, if any.
+//   4. Nesting bound: while this thread already has WaitDepth::max_wait_depth
+//      waits in progress, run(f) runs f at once on the calling thread
+//      (exceptions captured as in step 2) instead of scheduling it, so the
+//      wait that follows has nothing to help with (wait_depth.hpp).
+//   5. ~TaskGroup(): waits as in step 3 if children are still running. An
+//      exception no wait() reported is not dropped silently: the destructor
+//      calls std::terminate (as an exception escaping spawn() does), unless
+//      it runs during stack unwinding, where the exception in flight is the
+//      one the program is already handling and the child's is discarded.
+//
+// A group may be reused: after wait() returns or throws, run() may add new
+// children; each wait() reports the first exception thrown since the
+// previous wait(). run() is for the thread that owns the group and for its
+// running children (the count cannot reach zero while the child that adds
+// is itself still counted); wait() is for the owner.
+#pragma once
+
+#include <zap/first_exception.hpp>
+#include <zap/spawn.hpp>
+#include <zap/thread_pool.hpp>
+#include <zap/wait_depth.hpp>
+#include <zap/wait_group.hpp>
+
+#include <exception>
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace zap {
+
+template <class Platform>
+class BasicTaskGroup {
+public:
+    explicit BasicTaskGroup(BasicThreadPool<Platform>& pool) noexcept
+        : pool_(pool), uncaught_at_start_(std::uncaught_exceptions()) {}
+
+    BasicTaskGroup(const BasicTaskGroup&) = delete;
+    BasicTaskGroup& operator=(const BasicTaskGroup&) = delete;
+
+    // Step 5.
+    ~BasicTaskGroup() {
+        wait_for_children();
+        try {
+            errors_->rethrow_if_any();
+        } catch (...) {
+            if (std::uncaught_exceptions() > uncaught_at_start_) return;  // unwinding: the child's is discarded
+            std::terminate();  // a child's exception that no wait() reported
+        }
+    }
+
+    // Steps 1 and 4.
+    template <class F>
+    void run(F&& f) {
+        if (detail::WaitDepth::exceeded()) {
+            std::decay_t<F> inline_child(std::forward<F>(f));
+            run_capturing(inline_child);
+            return;
+        }
+        pending_.add();
+        try {
+            detail::schedule_heap_task(pool_, Child<std::decay_t<F>>{*this, std::forward<F>(f)});
+        } catch (...) {
+            pending_.done();
+            throw;
+        }
+    }
+
+    // Step 3.
+    void wait() {
+        wait_for_children();
+        try {
+            errors_->rethrow_if_any();
+        } catch (...) {
+            errors_.emplace();  // the next wait() reports only later exceptions
+            throw;
+        }
+    }
+
+private:
+    // What a child tells its group once its heap task is freed (step 2).
+    struct Finished {
+        BasicTaskGroup& group;
+        void publish() && noexcept { group.pending_.done(); }
+    };
+
+    // Step 2: a child's Job (spawn.hpp).
+    template <class F>
+    struct Child {
+        BasicTaskGroup& group;
+        F f;
+        Finished execute() noexcept {
+            group.run_capturing(f);
+            return Finished{group};
+        }
+    };
+
+    template <class F>
+    void run_capturing(F& f) noexcept {
+        try {
+            std::invoke(std::move(f));  // it runs once: invoked as an rvalue
+        } catch (...) {
+            errors_->capture();
+        }
+    }
+
+    void wait_for_children() noexcept {
+        const detail::WaitDepth::Guard counted;
+        pending_.wait();
+    }
+
+    BasicThreadPool<Platform>& pool_;
+    BasicWaitGroup<Platform> pending_;
+    std::optional<detail::FirstException<Platform>> errors_{std::in_place};  // engaged; replaced after a report
+    int uncaught_at_start_;
+};
+
+}  // namespace zap

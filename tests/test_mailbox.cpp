@@ -1,0 +1,188 @@
+// Mailbox: FIFO per sender, many senders and receivers, close() wakes every
+// receiver and returns what was never received, a refused send leaves the
+// value with the caller, receive_for times out.
+#include "test_platforms.hpp"
+
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+TEST(Mailbox, ValuesComeOutInSendOrder) {
+    zap::Mailbox<int> box;
+    for (int i = 0; i < 5; ++i) EXPECT_TRUE(box.send(i));
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(box.receive(), i);
+    EXPECT_FALSE(box.closed());
+}
+
+TEST(Mailbox, CloseReturnsWhatWasNeverReceivedInOrder) {
+    zap::Mailbox<int> box;
+    for (int i = 0; i < 4; ++i) box.send(i);
+    EXPECT_EQ(box.receive(), 0);
+    EXPECT_EQ(box.close(), (std::vector<int>{1, 2, 3}));
+    EXPECT_TRUE(box.closed());
+    EXPECT_EQ(box.receive(), std::nullopt);  // closed and drained
+    EXPECT_EQ(box.receive_for(1s), std::nullopt);
+    EXPECT_TRUE(box.close().empty());  // idempotent
+}
+
+TEST(Mailbox, SendAfterCloseLeavesTheValueWithTheCaller) {
+    zap::Mailbox<std::unique_ptr<int>> box;
+    box.close();
+    auto value = std::make_unique<int>(7);
+    EXPECT_FALSE(box.send(std::move(value)));
+    ASSERT_NE(value, nullptr);  // not moved from
+    EXPECT_EQ(*value, 7);
+
+    zap::Mailbox<std::string> strings;
+    strings.close();
+    std::string text = "kept";
+    EXPECT_FALSE(strings.send(text));
+    EXPECT_FALSE(strings.send(std::move(text)));
+    EXPECT_EQ(text, "kept");
+}
+
+TEST(Mailbox, AcceptedRvalueIsMovedAndLvalueCopied) {
+    zap::Mailbox<std::string> box;
+    std::string a = "a", b = "b";
+    EXPECT_TRUE(box.send(a));
+    EXPECT_EQ(a, "a");
+    EXPECT_TRUE(box.send(std::move(b)));
+    EXPECT_EQ(box.receive(), "a");
+    EXPECT_EQ(box.receive(), "b");
+}
+
+TEST(Mailbox, ReceiveForTimesOutOnAnEmptyMailbox) {
+    zap::Mailbox<int> box;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(box.receive_for(5ms), std::nullopt);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 5ms);
+    box.send(1);  // the timed-out receiver left no trace: the value stays queued
+    EXPECT_EQ(box.close(), std::vector<int>{1});
+}
+
+TEST(Mailbox, ReceiveForGetsAValueSentWhileItWaits) {
+    zap::Mailbox<int> box;
+    std::thread sender([&] {
+        std::this_thread::sleep_for(5ms);
+        box.send(3);
+    });
+    EXPECT_EQ(box.receive_for(10s), 3);
+    sender.join();
+}
+
+TEST(Mailbox, BlockedReceiverGetsTheValueHandedToIt) {
+    zap::Mailbox<int> box;
+    std::optional<int> got;
+    std::thread receiver([&] { got = box.receive(); });
+    std::this_thread::sleep_for(5ms);
+    box.send(9);
+    receiver.join();
+    EXPECT_EQ(got, 9);
+    EXPECT_TRUE(box.close().empty());
+}
+
+TEST(Mailbox, CloseWakesEveryBlockedReceiver) {
+    zap::Mailbox<int> box;
+    constexpr int receivers = 4;
+    std::atomic<int> woke_empty{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < receivers; ++i) threads.emplace_back([&] {
+        if (!box.receive()) woke_empty++;
+    });
+    std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(box.close().empty());
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(woke_empty.load(), receivers);
+}
+
+// Several senders, several receivers: every value arrives exactly once, and
+// each receiver sees each sender's values in increasing order.
+TEST(Mailbox, ManySendersManyReceiversFifoPerSender) {
+    constexpr int senders = 3, receivers = 3, per_sender = 5000;
+    struct Message {
+        int sender;
+        int seq;
+    };
+    zap::Mailbox<Message> box;
+    std::vector<std::vector<int>> seen(senders, std::vector<int>(per_sender, 0));
+    std::vector<std::thread> threads;
+    std::atomic<bool> out_of_order{false};
+    std::vector<std::vector<Message>> got(receivers);
+    for (int r = 0; r < receivers; ++r) threads.emplace_back([&, r] {
+        std::vector<int> last(senders, -1);
+        while (auto m = box.receive()) {
+            if (m->seq <= last[m->sender]) out_of_order = true;
+            last[m->sender] = m->seq;
+            got[r].push_back(*m);
+        }
+    });
+    std::vector<std::thread> sending;
+    for (int s = 0; s < senders; ++s) sending.emplace_back([&, s] {
+        for (int i = 0; i < per_sender; ++i) EXPECT_TRUE(box.send(Message{s, i}));
+    });
+    for (auto& t : sending) t.join();
+    const std::vector<Message> left = box.close();
+    for (auto& t : threads) t.join();
+    for (const auto& m : left) seen[m.sender][m.seq]++;
+    for (const auto& list : got)
+        for (const auto& m : list) seen[m.sender][m.seq]++;
+    for (int s = 0; s < senders; ++s)
+        for (int i = 0; i < per_sender; ++i) ASSERT_EQ(seen[s][i], 1) << "sender " << s << " value " << i;
+    EXPECT_FALSE(out_of_order.load());
+}
+
+// close() racing senders and receivers (some with timeouts): each value is
+// received exactly once, or returned by close(), or refused to its sender.
+TEST(Mailbox, CloseRacingSendersAndReceiversLosesNothing) {
+    for (int round = 0; round < 50; ++round) {
+        constexpr int senders = 2, receivers = 3, per_sender = 300;
+        zap::Mailbox<int> box;
+        std::vector<std::atomic<int>> count(senders * per_sender);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < receivers; ++r) threads.emplace_back([&, r] {
+            for (;;) {
+                auto v = r == 0 ? box.receive_for(100us) : box.receive();
+                if (v) {
+                    count[*v]++;
+                } else if (box.closed()) {
+                    return;
+                }
+            }
+        });
+        for (int s = 0; s < senders; ++s) threads.emplace_back([&, s] {
+            for (int i = 0; i < per_sender; ++i) {
+                const int v = s * per_sender + i;
+                if (!box.send(v)) count[v]++;  // refused: still ours
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::microseconds(round * 20));
+        for (int v : box.close()) count[v]++;
+        for (auto& t : threads) t.join();
+        for (int v = 0; v < senders * per_sender; ++v) ASSERT_EQ(count[v].load(), 1) << "round " << round << " value " << v;
+    }
+}
+
+// The same under a futex that returns at once: every Lock and Parker wait
+// is a spin through spurious returns.
+TEST(Mailbox, SpuriousFutexReturnsLoseNothing) {
+    zap::BasicMailbox<zap_test::SpuriousPlatform, int> box;
+    constexpr int values = 2000;
+    std::atomic<long> sum{0};
+    std::vector<std::thread> receivers;
+    for (int r = 0; r < 2; ++r) receivers.emplace_back([&] {
+        while (auto v = box.receive()) sum += *v;
+    });
+    for (int i = 1; i <= values; ++i) box.send(i);
+    for (int v : box.close()) sum += v;
+    for (auto& t : receivers) t.join();
+    EXPECT_EQ(sum.load(), static_cast<long>(values) * (values + 1) / 2);
+}

@@ -1,0 +1,254 @@
+// ThreadPool::parallel_invoke: both halves run, from a worker, from outside
+// and from join()'s drain, with one worker and with several, stolen and not,
+// nested deeply, and with exceptions from either half (both still run, the
+// first rethrown).
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+
+namespace {
+
+// Runs `body` as a task on `pool` and waits for it from this (outside) thread.
+void run_on_pool(zap::ThreadPool& pool, std::function<void()> body) {
+    struct Job : zap::Task {
+        std::function<void()> body;
+        zap::WaitGroup done;
+        Job() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Job*>(t);
+            self->body();
+            self->done.done();
+        }
+    } job;
+    job.body = std::move(body);
+    job.done.add(1);
+    pool.schedule(job);
+    job.done.wait();
+}
+
+long fib(zap::ThreadPool& pool, int n) {
+    if (n < 2) return n;
+    long x = 0, y = 0;
+    pool.parallel_invoke([&] { x = fib(pool, n - 1); }, [&] { y = fib(pool, n - 2); });
+    return x + y;
+}
+
+long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+// Recursion as deep as `depth`, one fork per level: deeper than the ring's 256
+// slots, so the ring-full path (no fork) is taken too.
+int chain(zap::ThreadPool& pool, int depth) {
+    if (depth == 0) return 0;
+    int below = 0, side = 0;
+    pool.parallel_invoke([&] { below = chain(pool, depth - 1); }, [&] { side = 1; });
+    return below + side;
+}
+
+}  // namespace
+
+TEST(ParallelInvoke, OneWorkerRunsBothHalvesInOrderOnItsOwnThread) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    run_on_pool(pool, [&] {
+        const auto me = std::this_thread::get_id();
+        int step = 0;
+        std::thread::id a_thread, b_thread;
+        pool.parallel_invoke(
+            [&] {
+                a_thread = std::this_thread::get_id();
+                EXPECT_EQ(step++, 0);
+            },
+            [&] {
+                b_thread = std::this_thread::get_id();
+                EXPECT_EQ(step++, 1) << "with one worker nobody can steal b: it runs after a, taken back";
+            });
+        EXPECT_EQ(step, 2);
+        EXPECT_EQ(a_thread, me);
+        EXPECT_EQ(b_thread, me);
+    });
+}
+
+TEST(ParallelInvoke, RecursiveFibOnOneWorker) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    long result = 0;
+    run_on_pool(pool, [&] { result = fib(pool, 22); });
+    EXPECT_EQ(result, fib_serial(22));
+}
+
+TEST(ParallelInvoke, RecursiveFibOnSeveralWorkers) {
+    for (std::uint32_t threads : {2u, 4u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = threads});
+        long result = 0;
+        run_on_pool(pool, [&] { result = fib(pool, 25); });
+        EXPECT_EQ(result, fib_serial(25)) << threads << " workers";
+    }
+}
+
+TEST(ParallelInvoke, DeeperThanTheRing) {
+    for (std::uint32_t threads : {1u, 2u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = threads});
+        int result = 0;
+        run_on_pool(pool, [&] { result = chain(pool, 1000); });
+        EXPECT_EQ(result, 1000) << threads << " workers";
+    }
+}
+
+TEST(ParallelInvoke, FromOutsideThePoolBRunsOnAWorker) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    const auto me = std::this_thread::get_id();
+    std::thread::id a_thread, b_thread;
+    pool.parallel_invoke([&] { a_thread = std::this_thread::get_id(); },
+                         [&] { b_thread = std::this_thread::get_id(); });
+    EXPECT_EQ(a_thread, me) << "a runs on the calling thread";
+    EXPECT_NE(b_thread, me) << "b was scheduled to the pool; the outside caller only waits";
+    EXPECT_NE(b_thread, std::thread::id{});
+    EXPECT_EQ(fib(pool, 20), fib_serial(20)) << "an outside caller that recurses: inner calls run on workers";
+}
+
+TEST(ParallelInvoke, StolenHalfIsWaitedFor) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    std::atomic<bool> b_started{false};
+    std::atomic<bool> b_finished{false};
+    run_on_pool(pool, [&] {
+        const auto me = std::this_thread::get_id();
+        std::thread::id b_thread;
+        pool.parallel_invoke(
+            [&] {
+                // b can only start before a returns if another worker stole it.
+                // The fork's wake-up is a hint; a scheduled no-op is a full
+                // notify, so a sleeping worker is sure to look (and to steal b,
+                // the oldest task in this ring) even if the hint was missed.
+                zap::Task nothing([](zap::Task*) {});
+                bool nudged = false;
+                const auto start = std::chrono::steady_clock::now();
+                while (!b_started.load()) {
+                    if (!nudged && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(50)) {
+                        pool.schedule(nothing);
+                        nudged = true;
+                    }
+                    std::this_thread::yield();
+                }
+            },
+            [&] {
+                b_thread = std::this_thread::get_id();
+                b_started = true;
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller waits meanwhile
+                b_finished = true;
+            });
+        EXPECT_TRUE(b_finished.load()) << "parallel_invoke returned before the stolen half ended";
+        EXPECT_NE(b_thread, me);
+    });
+}
+
+TEST(ParallelInvoke, ExceptionFromAStillRunsB) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    run_on_pool(pool, [&] {
+        bool b_ran = false;
+        EXPECT_THROW(pool.parallel_invoke([] { throw std::runtime_error("a"); }, [&] { b_ran = true; }),
+                     std::runtime_error);
+        EXPECT_TRUE(b_ran);
+    });
+}
+
+TEST(ParallelInvoke, ExceptionFromBStillRunsA) {
+    for (std::uint32_t threads : {1u, 2u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = threads});
+        run_on_pool(pool, [&] {
+            bool a_ran = false;
+            try {
+                pool.parallel_invoke([&] { a_ran = true; }, [] { throw std::logic_error("b"); });
+                ADD_FAILURE() << "b's exception was lost";
+            } catch (const std::logic_error& e) {
+                EXPECT_STREQ(e.what(), "b");
+            }
+            EXPECT_TRUE(a_ran);
+        });
+    }
+}
+
+TEST(ParallelInvoke, BothThrowFirstIsRethrownAfterBoth) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    run_on_pool(pool, [&] {
+        int ended = 0;
+        try {
+            pool.parallel_invoke(
+                [&] {
+                    ++ended;
+                    throw std::runtime_error("a");
+                },
+                [&] {
+                    ++ended;
+                    throw std::runtime_error("b");
+                });
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "a") << "with one worker a throws first";
+        }
+        EXPECT_EQ(ended, 2);
+    });
+}
+
+TEST(ParallelInvoke, ExceptionFromAStolenBFromOutside) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    bool a_ran = false;
+    EXPECT_THROW(pool.parallel_invoke([&] { a_ran = true; }, [] { throw std::runtime_error("b on a worker"); }),
+                 std::runtime_error);
+    EXPECT_TRUE(a_ran);
+}
+
+TEST(ParallelInvoke, ExceptionsInsideRecursionAllHalvesRun) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    std::atomic<int> leaves{0};
+    std::function<void(int)> tree = [&](int depth) {
+        if (depth == 0) {
+            if (leaves.fetch_add(1) % 7 == 3) throw std::runtime_error("leaf");
+            return;
+        }
+        pool.parallel_invoke([&] { tree(depth - 1); }, [&] { tree(depth - 1); });
+    };
+    run_on_pool(pool, [&] { EXPECT_THROW(tree(10), std::runtime_error); });
+    EXPECT_EQ(leaves.load(), 1 << 10) << "a throwing half cancels nothing";
+}
+
+namespace {
+
+// The production platform whose workers never start: every task runs in
+// join()'s drain, on the joining thread, whose context has no worker.
+struct NoSpawn : zap::StdPlatform {
+    static bool spawn(const zap::ThreadOptions&, void* (*)(void*), void*) noexcept { return false; }
+};
+using DrainPool = zap::BasicThreadPool<NoSpawn>;
+
+long fib_drain(DrainPool& pool, int n) {
+    if (n < 2) return n;
+    long x = 0, y = 0;
+    pool.parallel_invoke([&] { x = fib_drain(pool, n - 1); }, [&] { y = fib_drain(pool, n - 2); });
+    return x + y;
+}
+
+}  // namespace
+
+TEST(ParallelInvoke, InsideJoinsDrainWithNoWorker) {
+    DrainPool pool(zap::Config{.max_threads = 2});
+    long result = 0;
+    std::thread::id ran_on;
+    struct Job : zap::BasicTask<NoSpawn> {
+        std::function<void()> body;
+        Job() : zap::BasicTask<NoSpawn>(&run) {}
+        static void run(zap::BasicTask<NoSpawn>* t) { static_cast<Job*>(t)->body(); }
+    } job;
+    job.body = [&] {
+        ran_on = std::this_thread::get_id();
+        result = fib_drain(pool, 12);  // b is scheduled to the pool; the drain's wait runs it
+    };
+    pool.schedule(job);
+    pool.shutdown();
+    pool.join();
+    EXPECT_EQ(ran_on, std::this_thread::get_id()) << "no worker: join()'s drain ran the task";
+    EXPECT_EQ(result, fib_serial(12));
+}

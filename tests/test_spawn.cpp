@@ -1,0 +1,210 @@
+// spawn() and submit(): heap tasks, their one allocation, exceptions,
+// lifetimes of the callable, and use after shutdown().
+#include "counting_platform.hpp"
+
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+zap::Config threads(std::uint32_t n) {
+    zap::Config config;
+    config.max_threads = n;
+    return config;
+}
+
+// Sets a flag when destroyed (its last copy, moved-from copies excepted).
+struct Sentinel {
+    std::shared_ptr<std::atomic<bool>> destroyed;
+    explicit Sentinel(std::shared_ptr<std::atomic<bool>> flag) : destroyed(std::move(flag)) {}
+    Sentinel(Sentinel&&) noexcept = default;
+    Sentinel(const Sentinel&) = delete;
+    ~Sentinel() {
+        if (destroyed) destroyed->store(true);
+    }
+};
+
+}  // namespace
+
+TEST(Spawn, RunsEveryCallableOnce) {
+    for (std::uint32_t n : {1u, 2u, 4u}) {
+        constexpr int count = 2000;
+        std::vector<std::atomic<int>> runs(count);
+        zap::WaitGroup wg;
+        wg.add(count);
+        {
+            zap::ThreadPool pool(threads(n));
+            for (int i = 0; i < count; ++i) pool.spawn([&, i] {
+                runs[i].fetch_add(1);
+                wg.done();
+            });
+            wg.wait();
+        }
+        for (int i = 0; i < count; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+    }
+}
+
+TEST(Spawn, DestructorRunsWhatWasSpawnedIncludingChildren) {
+    std::atomic<int> ran{0};
+    {
+        zap::ThreadPool pool(threads(2));
+        for (int i = 0; i < 100; ++i) pool.spawn([&] {
+            ran++;
+            pool.spawn([&] { ran++; });  // spawned by a running task: part of the drain
+        });
+    }
+    EXPECT_EQ(ran.load(), 200);
+}
+
+TEST(Spawn, TakesMoveOnlyCallables) {
+    std::atomic<int> seen{0};
+    {
+        zap::ThreadPool pool(threads(2));
+        auto value = std::make_unique<int>(42);
+        pool.spawn([&seen, value = std::move(value)] { seen = *value; });
+    }
+    EXPECT_EQ(seen.load(), 42);
+}
+
+TEST(Spawn, OneAllocationPerTaskThroughThePlatform) {
+    zap::BasicThreadPool<CountingPlatform> pool(threads(2));
+    zap::BasicWaitGroup<CountingPlatform> wg;
+    std::vector<char> big(1000);  // a capture that does not fit in any small buffer
+    wg.add(2);
+    const int before = CountingPlatform::allocations.load();
+    pool.spawn([&wg, big] { wg.done(); });
+    pool.spawn([&wg] { wg.done(); });
+    EXPECT_EQ(CountingPlatform::allocations.load() - before, 2);
+    wg.wait();
+}
+
+TEST(SpawnDeathTest, ExceptionEscapingASpawnedTaskTerminates) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            zap::ThreadPool pool(threads(1));
+            pool.spawn([] { throw std::runtime_error("escaped from spawn"); });
+        },
+        "escaped from spawn");
+}
+
+#ifndef NDEBUG
+TEST(SpawnDeathTest, AfterShutdownFromOutsideThePoolAsserts) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            zap::ThreadPool pool(threads(1));
+            pool.shutdown();
+            pool.spawn([] {});
+        },
+        "contract violated: schedule\\(\\) after shutdown\\(\\)");
+    EXPECT_DEATH(
+        {
+            zap::ThreadPool pool(threads(1));
+            pool.shutdown();
+            (void)pool.submit([] { return 1; });
+        },
+        "contract violated: schedule\\(\\) after shutdown\\(\\)");
+}
+#else
+TEST(Spawn, AfterShutdownReleaseBuildsRunOnTheCallingThread) {
+    zap::ThreadPool pool(threads(1));
+    pool.shutdown();
+    std::thread::id ran_on;
+    pool.spawn([&] { ran_on = std::this_thread::get_id(); });
+    EXPECT_EQ(ran_on, std::this_thread::get_id());
+    auto future = pool.submit([] { return 7; });
+    EXPECT_EQ(future.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    EXPECT_EQ(future.get(), 7);
+}
+#endif
+
+TEST(Spawn, ByRunningTasksAfterShutdownIsPartOfTheDrain) {
+    std::atomic<int> ran{0};
+    {
+        zap::ThreadPool pool(threads(1));
+        zap::WaitGroup started;
+        std::atomic<bool> release{false};
+        started.add();
+        pool.spawn([&] {
+            started.done();
+            while (!release) std::this_thread::yield();
+            pool.spawn([&] { ran++; });  // after shutdown(), from a task of the pool: allowed
+        });
+        started.wait();
+        pool.shutdown();
+        release = true;
+        pool.join();
+    }
+    EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(Submit, DeliversValuesVoidAndReferences) {
+    zap::ThreadPool pool(threads(2));
+    auto value = pool.submit([] { return std::string("forty-two"); });
+    std::atomic<bool> ran{false};
+    auto nothing = pool.submit([&] { ran = true; });
+    int target = 5;
+    auto reference = pool.submit([&target]() -> int& { return target; });
+    auto move_only = pool.submit([] { return std::make_unique<int>(9); });
+    EXPECT_EQ(value.get(), "forty-two");
+    nothing.get();
+    EXPECT_TRUE(ran.load());
+    EXPECT_EQ(&reference.get(), &target);
+    EXPECT_EQ(*move_only.get(), 9);
+}
+
+TEST(Submit, ExceptionGoesIntoTheFuture) {
+    zap::ThreadPool pool(threads(2));
+    auto failed = pool.submit([]() -> int { throw std::runtime_error("into the future"); });
+    auto fine = pool.submit([] { return 3; });
+    try {
+        failed.get();
+        FAIL() << "get() returned";
+    } catch (const std::runtime_error& error) {
+        EXPECT_STREQ(error.what(), "into the future");
+    }
+    EXPECT_EQ(fine.get(), 3);  // the pool and its other tasks are unaffected
+}
+
+TEST(Submit, CallableIsDestroyedBeforeTheFutureIsReady) {
+    zap::ThreadPool pool(threads(2));
+    for (int round = 0; round < 200; ++round) {
+        auto destroyed = std::make_shared<std::atomic<bool>>(false);
+        auto future = pool.submit([sentinel = Sentinel(destroyed)] { return 1; });
+        EXPECT_EQ(future.get(), 1);
+        ASSERT_TRUE(destroyed->load()) << "round " << round;
+    }
+}
+
+TEST(Submit, OneAllocationForTheTaskPlusTheFuturesSharedState) {
+    zap::BasicThreadPool<CountingPlatform> pool(threads(1));
+    const int before = CountingPlatform::allocations.load();
+    auto future = pool.submit([] { return 1; });
+    EXPECT_EQ(CountingPlatform::allocations.load() - before, 1);  // std::promise allocates its own state
+    EXPECT_EQ(future.get(), 1);
+}
+
+TEST(Submit, FromInsideTasksAndFromOtherThreads) {
+    zap::ThreadPool pool(threads(2));
+    std::vector<std::thread> outside;
+    std::atomic<int> sum{0};
+    for (int t = 0; t < 3; ++t) outside.emplace_back([&] {
+        for (int i = 0; i < 100; ++i) {
+            // A task that submits a child and hands the child's future out.
+            auto outer = pool.submit([&pool, i] { return pool.submit([i] { return i; }); });
+            sum += outer.get().get();  // waited for here, outside the pool: no worker blocks
+        }
+    });
+    for (auto& thread : outside) thread.join();
+    EXPECT_EQ(sum.load(), 3 * 4950);
+}

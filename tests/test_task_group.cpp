@@ -1,0 +1,211 @@
+// TaskGroup: children, waits inside and outside the pool, exceptions,
+// the destructor, reuse; two pools waiting on each other; the bound on
+// nested helping; and what a helping wait does to a lock its waiter holds.
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+zap::Config threads(std::uint32_t n) {
+    zap::Config config;
+    config.max_threads = n;
+    return config;
+}
+
+std::uint64_t fib_serial(unsigned n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+std::uint64_t fib(zap::ThreadPool& pool, unsigned n) {
+    if (n < 2) return n;
+    std::uint64_t a = 0, b = 0;
+    zap::TaskGroup group(pool);
+    group.run([&] { a = fib(pool, n - 1); });
+    b = fib(pool, n - 2);
+    group.wait();
+    return a + b;
+}
+
+}  // namespace
+
+TEST(TaskGroup, WaitFromOutsideThePool) {
+    zap::ThreadPool pool(threads(2));
+    std::vector<std::atomic<int>> runs(500);
+    zap::TaskGroup group(pool);
+    for (auto& r : runs) group.run([&r] { r++; });
+    group.wait();
+    for (auto& r : runs) ASSERT_EQ(r.load(), 1);
+}
+
+TEST(TaskGroup, RecursiveForkJoinOnEveryPoolSizeFromInsideAndOutside) {
+    for (std::uint32_t n : {1u, 2u, 4u}) {
+        zap::ThreadPool pool(threads(n));
+        EXPECT_EQ(fib(pool, 18), fib_serial(18)) << n << " threads, outside";
+        EXPECT_EQ(pool.submit([&] { return fib(pool, 18); }).get(), fib_serial(18)) << n << " threads, inside";
+    }
+}
+
+TEST(TaskGroup, EveryChildRunsAndTheFirstExceptionIsRethrown) {
+    for (std::uint32_t n : {1u, 2u, 4u}) {
+        zap::ThreadPool pool(threads(n));
+        std::atomic<int> ran{0};
+        zap::TaskGroup group(pool);
+        for (int i = 0; i < 100; ++i) group.run([&ran, i] {
+            ran++;
+            if (i % 7 == 3) throw i;
+        });
+        try {
+            group.wait();
+            FAIL() << "no exception";
+        } catch (int which) {
+            EXPECT_EQ(which % 7, 3);
+        }
+        EXPECT_EQ(ran.load(), 100);
+    }
+}
+
+TEST(TaskGroup, ReusableAfterAWaitThatThrew) {
+    zap::ThreadPool pool(threads(2));
+    zap::TaskGroup group(pool);
+    group.run([] { throw std::runtime_error("first round"); });
+    EXPECT_THROW(group.wait(), std::runtime_error);
+    std::atomic<int> ran{0};
+    group.run([&] { ran++; });
+    group.wait();  // the first round's exception was reported already
+    EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(TaskGroup, ChildrenMayRunMoreChildrenOnTheirGroup) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> ran{0};
+    zap::TaskGroup group(pool);
+    for (int i = 0; i < 10; ++i) group.run([&] {
+        ran++;
+        for (int j = 0; j < 10; ++j) group.run([&] { ran++; });
+    });
+    group.wait();
+    EXPECT_EQ(ran.load(), 110);
+}
+
+TEST(TaskGroup, DestructorWaitsWhenWaitWasNotCalled) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> finished{0};
+    {
+        zap::TaskGroup group(pool);
+        for (int i = 0; i < 4; ++i) group.run([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            finished++;
+        });
+    }
+    EXPECT_EQ(finished.load(), 4);
+}
+
+TEST(TaskGroup, DestructorDuringUnwindingWaitsAndKeepsTheExceptionInFlight) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> finished{0};
+    try {
+        zap::TaskGroup group(pool);
+        group.run([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            finished++;
+            throw std::runtime_error("child");
+        });
+        throw std::logic_error("owner");
+    } catch (const std::logic_error& error) {
+        EXPECT_STREQ(error.what(), "owner");
+    }
+    EXPECT_EQ(finished.load(), 1);
+}
+
+TEST(TaskGroupDeathTest, DestructorTerminatesOnAnExceptionNoWaitReported) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            zap::ThreadPool pool(threads(1));
+            zap::TaskGroup group(pool);
+            group.run([] { throw std::runtime_error("never reported"); });
+        },
+        "never reported");
+}
+
+TEST(TaskGroup, TwoPoolsWaitingOnEachOthersWork) {
+    // A task of pool A waits for a child in pool B, whose child waits for a
+    // grandchild back in pool A: A's only worker, waiting, runs it.
+    for (int round = 0; round < 50; ++round) {
+        zap::ThreadPool a(threads(1)), b(threads(1));
+        std::atomic<int> deepest{0};
+        a.submit([&] {
+             zap::TaskGroup in_b(b);
+             in_b.run([&] {
+                 zap::TaskGroup back_in_a(a);
+                 back_in_a.run([&] { deepest = 3; });
+                 back_in_a.wait();
+             });
+             in_b.wait();
+         }).get();
+        ASSERT_EQ(deepest.load(), 3) << "round " << round;
+    }
+}
+
+TEST(TaskGroup, NestedHelpingStopsAtTheDepthBound) {
+    // One worker; a task spawns many siblings, each waiting on a child of
+    // its own. A wait that helps may pick a sibling, whose wait may pick
+    // the next sibling... The bound keeps the nesting of waits on the
+    // worker's stack at WaitDepth::max_wait_depth, however many siblings.
+    constexpr int siblings = 2000;
+    constexpr auto bound = zap::detail::WaitDepth::max_wait_depth;
+    zap::ThreadPool pool(threads(1));
+    std::atomic<int> ran{0};
+    std::atomic<std::uint32_t> deepest{0};
+    auto note_depth = [&] {
+        const std::uint32_t now = zap::detail::WaitDepth::current();
+        std::uint32_t seen = deepest.load();
+        while (now > seen && !deepest.compare_exchange_weak(seen, now)) {
+        }
+    };
+    pool.submit([&] {
+        zap::TaskGroup all(pool);
+        for (int i = 0; i < siblings; ++i) all.run([&] {
+            zap::TaskGroup own(pool);
+            own.run([&] {
+                note_depth();
+                ran++;
+            });
+            own.wait();
+        });
+        all.wait();
+    }).get();
+    EXPECT_EQ(ran.load(), siblings);
+    EXPECT_LE(deepest.load(), bound);
+    std::printf("deepest nesting of waits on the worker: %u (bound %u)\n", deepest.load(), bound);
+}
+
+TEST(TaskGroup, AWaitMayRunTheTaskThatNeedsTheWaitersLock) {
+    // What the pool promises (docs/drop_in.md): a wait on a worker may run
+    // any task of the pool on the waiting thread, the awaited child
+    // included, while the waiter still holds whatever it locked. On a pool of
+    // one thread the child always runs inside its waiter's critical section:
+    // with a std::mutex taken by both that is a self-deadlock (and undefined
+    // behaviour), with a recursive mutex the child enters a section its
+    // waiter has not finished. So never hold, across a wait, a lock that
+    // pool tasks take. This test shows the limit with an owner-tracking flag.
+    zap::ThreadPool pool(threads(1));
+    std::atomic<std::thread::id> holder{};
+    bool child_saw_its_waiter_holding = false;
+    pool.submit([&] {
+        holder = std::this_thread::get_id();  // "lock"
+        zap::TaskGroup group(pool);
+        group.run([&] { child_saw_its_waiter_holding = holder.load() == std::this_thread::get_id(); });
+        group.wait();
+        holder = std::thread::id{};  // "unlock"
+    }).get();
+    EXPECT_TRUE(child_saw_its_waiter_holding);
+}
