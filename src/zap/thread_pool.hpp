@@ -212,7 +212,8 @@ public:
             closed.idle = wake_idle || wake_joiner ? 1 : 0;  // now `closers`: ours (P5)
             // Release: heads the release sequence that join()'s acquire of Sync
             // reads through the workers' fetch_sub, so every schedule() that
-            // happened before us is visible to the drain (B5).
+            // happened before us is visible to the drain (B5). The acquire
+            // half is stronger than needed (docs/orderings.md).
             if (!cas_sync(sync, closed, std::memory_order_acq_rel)) continue;
             if (wake_idle) idle_event_.shutdown();
             if (wake_joiner) join_event_.notify();
@@ -398,7 +399,9 @@ private:
             if (undone.spawned == 0 && sync.state != detail::State::shutdown) undone.notified = false;
             last_out = undone.spawned == 0 && sync.state == detail::State::shutdown;
             undone.idle += last_out ? 1 : 0;  // after shutdown: a closer (P5)
-            // Release: part of the release sequence join() acquires (B5).
+            // Release is stronger than needed (docs/orderings.md): any
+            // read-modify-write continues the release sequences join()
+            // acquires (B5), and nobody needs the spawner's writes through it.
         } while (!cas_sync(sync, undone, std::memory_order_release));
         if (last_out) {
             join_event_.notify();  // B3: no worker is left to do it

@@ -50,8 +50,11 @@ public:
             ZAP_ASSERT((state & count_mask) != 0, "WaitGroup::done called more times than add");
             next = state - 1;
             if ((next & count_mask) == 0 && (state & waiters) != 0) next = (next & ~waiters) | waking;
-            // Release: the work before done() happens before wait() returns;
-            // acquire: the last done() carries the earlier ones' writes on.
+            // Release: the work before done() happens before wait() returns
+            // (synchronizes with wait()'s and is_done()'s acquire loads). The
+            // acquire half is stronger than needed (docs/orderings.md): every
+            // later change of the word is a read-modify-write, so each done()
+            // heads a release sequence the waiter's load reads from anyway.
         } while (!state_.compare_exchange_weak(state, next, std::memory_order_acq_rel, std::memory_order_relaxed));
         if ((next & waking) == 0) return;
         Platform::futex_wake(state_, ~0u);
