@@ -189,6 +189,8 @@ struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
         }
     }
     void after() { delete pool; }
+};
+
 // handover_push: the store-buffering pair of A2/A5 across a hand-over of
 // the waking role. Two workers; the main thread schedules A and waits (a
 // relaxed flag) until A runs: by then the worker that took A has handed its
@@ -245,7 +247,6 @@ ZAP_MODEL_TEST(shutdown_publishes_pushes, ShutdownPublishesPushes, true, P::Spaw
                "a push whose schedule() took the fast path reaches join() through shutdown()'s release");
 ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
                "a worker spawned by warm() runs the task scheduled after it, or join() does");
-
 ZAP_MODEL_TEST(handover_push, HandoverPush, false, P::SpawnFailure::never,
                "a push made while `notified` is set by a hand-over is found before every worker sleeps");
 
