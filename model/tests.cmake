@@ -107,10 +107,14 @@ foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K rand
 endforeach()
 
 # ---- bites: one weakened ordering per part model --------------------------
-macro(zap_bite name test file regex order expect)
+# zap_bite_in(BINARY ...): the same, on another model binary (take_back.cmake).
+macro(zap_bite_in binary name test file regex order expect)
   zap_line(line ${src}/${file} "${regex}")
-  zap_model_test(NAME model.bite.${name} BINARY ${Z} MUTATE "src/zap/${file}:${line}=${order}"
+  zap_model_test(NAME model.bite.${name} BINARY ${binary} MUTATE "src/zap/${file}:${line}=${order}"
                  ARGS ${test} ${ARGN} --expect ${expect})
+endmacro()
+macro(zap_bite name test file regex order expect)
+  zap_bite_in(${Z} ${name} ${test} ${file} "${regex}" ${order} ${expect} ${ARGN})
 endmacro()
 zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
 zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
