@@ -12,23 +12,21 @@ namespace {
 
 using namespace zap_model;
 
-zap::Config one_worker() {
-    zap::Config config;
-    config.max_threads = 1;
-    config.stack_size = 0;
-    return config;
-}
+// The base of these models: a pool of one worker, made before the threads start.
+template <class Derived, rl::thread_id_t Static, rl::thread_id_t Dynamic = 0>
+struct OneWorkerPool : Model<Derived, Static, Dynamic> {
+    Pool* pool = nullptr;
+    void before() {
+        Model<Derived, Static, Dynamic>::before();
+        pool = new Pool(model_config(1));
+    }
+};
 
 // apart_no_worker: no task, so no worker is ever spawned. S: shutdown().
 // J: join(), then delete. shutdown()'s CAS leaves spawned 0, so join() may
 // return at once; shutdown() must not touch the join event after that (B1,
 // P5).
-struct ApartNoWorker : Model<ApartNoWorker, 2> {
-    Pool* pool = nullptr;
-    void before() {
-        Model::before();
-        pool = new Pool(one_worker());
-    }
+struct ApartNoWorker : OneWorkerPool<ApartNoWorker, 2> {
     void thread(unsigned index) {
         if (index == 0) {
             pool->join();
@@ -44,12 +42,7 @@ struct ApartNoWorker : Model<ApartNoWorker, 2> {
 // sees the worker idle and shuts the idle event down; the worker may return
 // from the event before shutdown()'s futex wake, leave, and be joined: the
 // wake must not reach freed memory (B1, P5).
-struct ApartIdleWorker : Model<ApartIdleWorker, 2, 1> {
-    Pool* pool = nullptr;
-    void before() {
-        Model::before();
-        pool = new Pool(one_worker());
-    }
+struct ApartIdleWorker : OneWorkerPool<ApartIdleWorker, 2, 1> {
     void thread(unsigned index) {
         if (index == 0) {
             pool->join();
@@ -68,12 +61,7 @@ struct ApartIdleWorker : Model<ApartIdleWorker, 2, 1> {
 // shutdown, spawn_failed() notifies the join event: that call must be over
 // before join() returns (A7, P5). (A warm() that starts after the pool is
 // freed is the caller's bug, as for any object: not modelled.)
-struct ApartSpawnFails : Model<ApartSpawnFails, 3> {
-    Pool* pool = nullptr;
-    void before() {
-        Model::before();
-        pool = new Pool(one_worker());
-    }
+struct ApartSpawnFails : OneWorkerPool<ApartSpawnFails, 3> {
     void thread(unsigned index) {
         if (index == 0) {
             pool->join();
@@ -91,13 +79,8 @@ struct ApartSpawnFails : Model<ApartSpawnFails, 3> {
 // and shuts down. Both joins return (one join event notification must not
 // leave the other asleep), and each sees the task run. The pool is freed
 // after both have returned.
-struct TwoJoiners : Model<TwoJoiners, 3, 1> {
-    Pool* pool = nullptr;
+struct TwoJoiners : OneWorkerPool<TwoJoiners, 3, 1> {
     Counted task;
-    void before() {
-        Model::before();
-        pool = new Pool(one_worker());
-    }
     void thread(unsigned index) {
         if (index < 2) {
             pool->join();

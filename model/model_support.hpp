@@ -6,6 +6,7 @@
 #include "relacy_platform.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace zap_model {
 
@@ -40,6 +41,15 @@ void expect_each_once(T (&tasks)[N]) {
 inline void run(Task* task) {
     RL_ASSERT(task != nullptr);
     if (task != nullptr) task->run();
+}
+
+// A pool configuration for a model: `max_threads` workers, and a stack size
+// of 0 (the Relacy platform runs threads as fibers of its own).
+inline zap::Config model_config(std::uint32_t max_threads) {
+    zap::Config config;
+    config.max_threads = max_threads;
+    config.stack_size = 0;
+    return config;
 }
 
 inline List one(Task& t) {

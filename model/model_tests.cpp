@@ -231,9 +231,7 @@ struct SyncModel : Model<SyncModel<Workers, Outside, Child>, 1, Workers> {
     Job jobs[total];
 
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = Workers;
-        config.stack_size = 0;
+        zap::Config config = model_config(Workers);
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
         group.add(total);
@@ -277,9 +275,7 @@ struct PoolModel : Model<PoolModel<Workers, Outside, Child, LateJoin>, 1, Worker
     rl::atomic<int> exited{0};   // workers at on_thread_exit (LateJoin only)
 
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = Workers;
-        config.stack_size = 0;
+        zap::Config config = model_config(Workers);
         if (LateJoin) {
             config.on_thread_start = [this] { started($).fetch_add(1, rl::mo_relaxed); };
             config.on_thread_exit = [this] { exited($).fetch_add(1, rl::mo_relaxed); };
@@ -327,9 +323,7 @@ struct RescheduleModel : Model<RescheduleModel, 1, 1> {
     Job jobs[2];
 
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
         Batch batch;
@@ -352,9 +346,7 @@ struct JoinFirstModel : Model<JoinFirstModel, 2, 1> {
     Counted task;
     void before() {
         Model::before();
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         pool = new Pool(std::move(config));
         pool->schedule(task);  // the spawn fails: the task waits for the drain
     }

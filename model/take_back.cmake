@@ -3,14 +3,7 @@
 # their own binary with a ring of four slots so a steal can take two tasks.
 
 function(zap_take_back_binary target include_dir)
-  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/model_main.cpp
-                 ${CMAKE_CURRENT_SOURCE_DIR}/take_back_models.cpp ${ARGN})
-  target_include_directories(${target} PRIVATE ${include_dir} ${CMAKE_CURRENT_SOURCE_DIR})
-  target_compile_features(${target} PRIVATE cxx_std_20)
-  target_compile_definitions(${target} PRIVATE ZAP_MODEL_RING=4)
-  # The flags of zap_model_binary (model/CMakeLists.txt) and why.
-  target_compile_options(${target} PRIVATE -O2 -g -UNDEBUG -fno-sized-deallocation -fno-lifetime-dse
-                         -Wno-deprecated-declarations)
+  zap_model_executable(${target} ${include_dir} 4 ${CMAKE_CURRENT_SOURCE_DIR}/take_back_models.cpp ${ARGN})
 endfunction()
 
 set(TB zap_model_take_back)
@@ -49,27 +42,22 @@ zap_model_test(NAME model.seed.take_back_no_cas_fork_join BINARY ${TB}_seed_take
                ARGS fork_join --bound 2 --expect race)
 
 # ---- bites: one weakened ordering per claim --------------------------------
-macro(zap_take_back_bite name test file text order expect)
-  zap_line(line ${src}/${file} "${text}")
-  zap_model_test(NAME model.bite.${name} BINARY ${TB} MUTATE "src/zap/${file}:${line}=${order}"
-                 ARGS ${test} ${ARGN} --expect ${expect})
-endmacro()
 # The four seq_cst operations of step 5's cycle that Relacy can show (the
 # fifth, the thief's head load, is argued in model/mutation/analysis.json).
-zap_take_back_bite(steal_cas_seq_cst take_back_nested buffer.hpp
+zap_bite_in(${TB} steal_cas_seq_cst take_back_nested buffer.hpp
                    "victim.head_.compare_exchange_strong(expected, victim_head + 1" acq_rel race --bound 3)
-zap_take_back_bite(steal_tail_seq_cst take_back_after_steal buffer.hpp
+zap_bite_in(${TB} steal_tail_seq_cst take_back_after_steal buffer.hpp
                    "victim.tail_.load(std::memory_order_seq_cst)" acquire race --bound 3)
-zap_take_back_bite(take_back_store_seq_cst take_back_after_steal buffer.hpp
+zap_bite_in(${TB} take_back_store_seq_cst take_back_after_steal buffer.hpp
                    "tail_.store(newest, std::memory_order_seq_cst)" release race --bound 3)
-zap_take_back_bite(take_back_load_seq_cst take_back_after_steal buffer.hpp
+zap_bite_in(${TB} take_back_load_seq_cst take_back_after_steal buffer.hpp
                    "head = head_.load(std::memory_order_seq_cst)" acquire race --bound 3)
 # J5/J6: each half of each acq_rel.
-zap_take_back_bite(fork_join_cas_acquire fork_join parallel_invoke.hpp
+zap_bite_in(${TB} fork_join_cas_acquire fork_join parallel_invoke.hpp
                    "state_.compare_exchange_strong(expected, waiting" release race --bound 3)
-zap_take_back_bite(fork_join_cas_release fork_join parallel_invoke.hpp
+zap_bite_in(${TB} fork_join_cas_release fork_join parallel_invoke.hpp
                    "state_.compare_exchange_strong(expected, waiting" acquire assert --bound 3)
-zap_take_back_bite(fork_join_exchange_acquire fork_join parallel_invoke.hpp
+zap_bite_in(${TB} fork_join_exchange_acquire fork_join parallel_invoke.hpp
                    "self.state_.exchange(finished" release assert --bound 3)
-zap_take_back_bite(fork_join_exchange_release fork_join parallel_invoke.hpp
+zap_bite_in(${TB} fork_join_exchange_release fork_join parallel_invoke.hpp
                    "self.state_.exchange(finished" acquire race --bound 3)

@@ -192,9 +192,7 @@ struct PoolParallelInvoke : Model<PoolParallelInvoke, 1, 2> {
         halves[1]($).store(0);
     }
     void thread(unsigned) {
-        zap::Config config;
-        config.max_threads = 2;
-        config.stack_size = 0;
+        zap::Config config = model_config(2);
         pool = new Pool(std::move(config));
         jobs[0].model = this;
         pool->schedule(jobs[0]);

@@ -29,9 +29,7 @@ struct WarmModel : Model<WarmModel<Race>, 2, 2> {
     rl::atomic<int> scheduled{0};
     void before() {
         Model<WarmModel, 2, 2>::before();
-        zap::Config config;
-        config.max_threads = 1;
-        config.stack_size = 0;
+        zap::Config config = model_config(1);
         pool = new Pool(std::move(config));
     }
     void thread(unsigned index) {

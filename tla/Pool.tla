@@ -28,12 +28,24 @@
 (* frame per thread and per procedure kind, holding the arguments and the  *)
 (* return label; a frame is reset to its default on return so that states  *)
 (* differing only in dead locals are not told apart.                       *)
+(*                                                                         *)
+(* Clients.  With Joiners = {} the one client thread Main schedules,       *)
+(* shuts down and joins in sequence, and frees the pool when join()        *)
+(* returns.  With Joiners # {} (Apart) Main schedules and shuts down, and  *)
+(* every thread of Joiners calls join(); the pool is freed as soon as the  *)
+(* last of them has returned (a caller may free it only once every join()  *)
+(* call has returned).  Each thread of Warmers calls warm(1) once, racing  *)
+(* shutdown() (its spawn may fail after shutdown).                         *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
 CONSTANTS
     Workers,      \* worker slots; |Workers| is max_threads
     Main,         \* the client thread: schedule^NTasks; shutdown; join
+                  \* (with Joiners # {}: schedule^NTasks; shutdown)
+    Joiners,      \* {} or threads that each call join() (shutdown and join
+                  \* apart); the pool is freed when the last one returns
+    Warmers,      \* threads that each call warm(1) once
     NTasks,       \* number of tasks the client schedules (one schedule each)
     MaxFail,      \* how many OS thread spawns may fail in one behaviour
     DoShutdown,   \* FALSE: the client never shuts down (to isolate liveness)
@@ -50,16 +62,57 @@ CONSTANTS
                   \*   "dup"     the post-shutdown sweep runs a task without
                   \*             taking it off its queue (a pop that does not
                   \*             remove, so the task can run twice)
+                  \*   "before9" the port before issue 9: shutdown() and
+                  \*             spawn_failed() make their event calls
+                  \*             without holding a closer, join() does not
+                  \*             wait for closers and claims nothing (its
+                  \*             check of joined_ is a plain read)
+                  \*   "failopen" the fix of issue 9 except that a failed
+                  \*             spawn (spawn_failed(), warm()'s undo)
+                  \*             takes no closer
+                  \*   "warmreload" the fix of issue 9 except that warm()
+                  \*             reloads Sync after a successful spawn (as
+                  \*             before9 does)
+                  \*   "warmrerun" the fix of issue 9 except that a failed
+                  \*             spawn of warm() is undone by spawn_failed()
+                  \*             (signaled undone, notify_slow re-run when a
+                  \*             worker is left; as before9 does)
+                  \*   "closerleak" shutdown() never gives its closer back
+                  \*             (join() must then hang, not pass: the
+                  \*             spin is not made to progress by fairness)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
-ASSUME Main \notin Workers
+ASSUME Main \notin Workers \cup Joiners \cup Warmers
+ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
-ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup"}
+ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
+                     "before9", "failopen", "warmreload", "warmrerun",
+                     "closerleak"}
+ASSUME Joiners # {} => DoShutdown /\ ~Seed
+ASSUME Warmers # {} => ~Seed
 
-Threads  == Workers \cup {Main}
+Apart    == Joiners # {}           \* shutdown() and join() on other threads
+Clients  == {Main} \cup Joiners \cup Warmers
+Threads  == Workers \cup Clients
+JoinThreads == IF Apart THEN Joiners ELSE {Main}
 MaxThreads == Cardinality(Workers)
+
+\* The fix of issue 9 (closers in Sync, join() claimed, warm() touching
+\* the pool only while it holds a reservation or a closer): in the port,
+\* not in the seed nor in the port before issue 9.
+Closers == ~Seed /\ Mutation # "before9"
+\* A failed spawn's undo that takes spawned to 0 after shutdown takes one.
+FailCloser == Closers /\ Mutation # "failopen"
+\* warm() loads Sync again after a spawn that succeeded.
+WarmReloads == Mutation \in {"before9", "warmreload"}
+\* warm() undoes a failed spawn with spawn_failed() (NFail) instead of its
+\* own undo (NWarmFail).
+WarmRerun == Mutation \in {"before9", "warmrerun"}
+
+\* Where a join() call starts: the seed has no claim.
+JoinEntry == IF Seed THEN "m_join" ELSE "m_claim"
 
 \* Pool states and event states.
 States   == {"pending", "signaled", "waking", "shutdown"}
@@ -91,24 +144,28 @@ VARIABLES
     nf,         \* notify frame  [on, waking, spawn, ret]
     wf,         \* Event.wait frame [e, acq, ret]
     kf,         \* Event.wake frame [e, val, all, ret]
-    stack       \* seed only: the registered-threads stack (head = newest)
+    stack,      \* seed only: the registered-threads stack (head = newest)
+    joinst      \* join(): "open", "claimed" (a join() took it), "joined"
+                \* (done() called on the WaitGroup; before9: joined_ set)
 
 vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
-          waking, isIdle, nf, wf, kf, stack>>
+          waking, isIdle, nf, wf, kf, stack, joinst>>
 
 NoNotify == [on |-> FALSE, waking |-> FALSE, spawn |-> TRUE, ret |-> "none"]
 NoWait   == [e |-> "none", acq |-> EMPTY, ret |-> "none"]
 NoWake   == [e |-> "none", val |-> NOTIFIED, all |-> FALSE, ret |-> "none"]
 
 -----------------------------------------------------------------------------
-(* Labels.  Worker labels start with w_, client labels with m_, the notify *)
-(* procedure with n_, Event.wait with ew_, Event.wake with ek_.           *)
+(* Labels.  Worker labels start with w_, client labels with m_ (warm():    *)
+(* a_), the notify procedure with n_, Event.wait with ew_, Event.wake with *)
+(* ek_.                                                                    *)
 
 WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_run", "w_sweep",
                  "w_unreg", "w_jwait", "w_jnext", "exited"}
-MainLabels   == {"m_sched", "m_shutdown", "m_join", "m_join2",
-                 "m_drain", "m_pjoin", "m_chain", "m_idle", "done"}
-NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail"}
+MainLabels   == {"m_sched", "m_shutdown", "m_close", "m_claim", "m_join",
+                 "m_join2", "m_closers", "m_drain", "m_pjoin", "m_wg",
+                 "m_chain", "m_idle", "a_warm", "a_reload", "done"}
+NotifyLabels == {"n_fast", "n_slow", "n_spawn", "n_fail", "n_wfail", "n_close"}
 WaitLabels   == {"ew_loop", "ew_futex", "ew_sleep"}
 WakeLabels   == {"ek_swap", "ek_futex"}
 Labels == WorkerLabels \cup MainLabels \cup NotifyLabels \cup WaitLabels
@@ -132,6 +189,7 @@ TypeOK ==
     /\ kf \in [Threads -> [e : Events \cup {"none"}, val : EvStates,
                            all : BOOLEAN, ret : Labels \cup {"none"}]]
     /\ stack \in Seq(Workers)
+    /\ joinst \in {"open", "claimed", "joined"}
 
 -----------------------------------------------------------------------------
 Init ==
@@ -141,13 +199,17 @@ Init ==
     /\ queued = 0 /\ scheduled = 0 /\ ran = 0
     /\ holding = [t \in Threads |-> FALSE]
     /\ fails = 0
-    /\ pc = [t \in Threads |-> IF t = Main THEN "m_sched" ELSE "unborn"]
+    /\ pc = [t \in Threads |-> CASE t = Main     -> "m_sched"
+                                [] t \in Joiners -> JoinEntry
+                                [] t \in Warmers -> "a_warm"
+                                [] OTHER         -> "unborn"]
     /\ waking = [w \in Workers |-> FALSE]
     /\ isIdle = [w \in Workers |-> FALSE]
     /\ nf = [t \in Threads |-> NoNotify]
     /\ wf = [t \in Threads |-> NoWait]
     /\ kf = [t \in Threads |-> NoWake]
     /\ stack = <<>>
+    /\ joinst = "open"
 
 \* Helpers to "call" a procedure: set the frame and jump to its entry label.
 CallNotify(t, isWaking, ret) ==
@@ -214,7 +276,7 @@ Spurious(t) ==
     /\ pc[t] = "ew_sleep" /\ t \in sleepers[wf[t].e]
     /\ sleepers' = [sleepers EXCEPT ![wf[t].e] = @ \ {t}]
     /\ UNCHANGED <<sync, ev, queued, scheduled, ran, holding, fails, pc,
-                   waking, isIdle, nf, wf, kf, stack>>
+                   waking, isIdle, nf, wf, kf, stack, joinst>>
 
 \* wake(post, n), first half.  Fixed: CAS loop that leaves SHUTDOWN alone.
 \* Seed: unconditional swap.  The futex is called if the old word was
@@ -319,7 +381,12 @@ NSpawn(t) ==
                          THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
                               /\ nf' = [nf EXCEPT ![t] = NoNotify]
                          ELSE NotifyReturn(t) /\ UNCHANGED kf
-               ELSE /\ Goto(t, "n_fail") /\ UNCHANGED <<sync, nf, kf>>
+               ELSE \* (warm() returns after the undo, reloading nothing)
+                    /\ nf' = [nf EXCEPT ![t].ret = IF @ = "a_reload" THEN "done"
+                                                                      ELSE @]
+                    /\ Goto(t, IF t \in Warmers /\ ~WarmRerun THEN "n_wfail"
+                                                               ELSE "n_fail")
+                    /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED waking
 
 \* Fixed protocol: undo a failed spawn.  Give back the reservation, undo the
@@ -329,21 +396,30 @@ NSpawn(t) ==
 \* is woken instead.  With no worker left there is nobody to wake, and a
 \* re-run would set `notified` again with nobody to consume it: every later
 \* schedule() would then stop at the fast path (Mutation "rerun"
-\* models that broken variant).
+\* models that broken variant).  Waking the joiner: the CAS that takes
+\* `spawned` to 0 after shutdown also adds a closer (the `idle` field,
+\* reused after shutdown), given back (NClose) only after the event call,
+\* so join() cannot return and free the pool under that call (before9: no
+\* closer, and a spawner that is not a worker notifies a join event that
+\* may already be freed).
 NFail(t) ==
     LET s == sync
         n1 == [s EXCEPT !.spawned = @ - 1,
                         !.state = IF @ = "signaled" THEN "pending" ELSE @]
         n2 == IF n1.spawned = 0 /\ s.state # "shutdown"
                 THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
+        last == s.state = "shutdown" /\ s.spawned = 1
     IN
     /\ pc[t] = "n_fail"
     /\ UNCHANGED fails
-    /\ sync' = n2
+    /\ sync' = IF last /\ FailCloser THEN [n2 EXCEPT !.idle = @ + 1] ELSE n2
     /\ IF s.state = "shutdown"
-         THEN IF s.spawned = 1
-                THEN /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
-                     /\ nf' = [nf EXCEPT ![t] = NoNotify]
+         THEN IF last
+                THEN IF FailCloser
+                       THEN /\ CallWake(t, "join", NOTIFIED, "n_close")
+                            /\ UNCHANGED nf
+                       ELSE /\ CallWake(t, "join", NOTIFIED, nf[t].ret)
+                            /\ nf' = [nf EXCEPT ![t] = NoNotify]
                 ELSE NotifyReturn(t) /\ UNCHANGED kf
          ELSE IF n2.spawned = 0 /\ Mutation # "rerun"
                 THEN NotifyReturn(t) /\ UNCHANGED kf
@@ -351,7 +427,41 @@ NFail(t) ==
                      /\ Goto(t, "n_slow") /\ UNCHANGED kf
     /\ UNCHANGED waking
 
-NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t)
+\* spawn_failed(), after its join event notify: give the closer back
+\* (fetch_sub, release), its last touch of the pool.
+NClose(t) ==
+    /\ pc[t] = "n_close"
+    /\ sync' = [sync EXCEPT !.idle = @ - 1]
+    /\ NotifyReturn(t)
+    /\ UNCHANGED <<waking, kf, fails>>
+
+\* warm()'s undo of a failed spawn (fixed protocol).  warm()'s reservation
+\* posted no signal, so the undo leaves `state` alone (a `signaled` there
+\* is another notifier's, for a worker it is waking or spawning) and runs
+\* no notify_slow: after this CAS the warmer holds nothing that keeps
+\* join() waiting, so it must not touch the pool again, except as a closer
+\* (taken, as in NFail, when the CAS takes spawned to 0 after shutdown).
+\* One CAS: spawned - 1, `notified` cleared if no worker is left and the
+\* pool is not shut down.  (The C++ of b41aef4 still undoes warm()'s failed
+\* spawn with spawn_failed(), i.e. WarmRerun: MCMutWarmRerun.)
+NWarmFail(t) ==
+    LET s == sync
+        n1 == [s EXCEPT !.spawned = @ - 1]
+        n2 == IF n1.spawned = 0 /\ s.state # "shutdown"
+                THEN [n1 EXCEPT !.notified = FALSE] ELSE n1
+        last == s.state = "shutdown" /\ s.spawned = 1
+    IN
+    /\ pc[t] = "n_wfail"
+    /\ sync' = IF last /\ FailCloser THEN [n2 EXCEPT !.idle = @ + 1] ELSE n2
+    /\ IF last
+         THEN /\ CallWake(t, "join", NOTIFIED,
+                           IF FailCloser THEN "n_close" ELSE nf[t].ret)
+              /\ nf' = IF FailCloser THEN nf ELSE [nf EXCEPT ![t] = NoNotify]
+         ELSE NotifyReturn(t) /\ UNCHANGED kf
+    /\ UNCHANGED <<waking, fails>>
+
+NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t) \/ NWarmFail(t)
+                 \/ NClose(t)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -463,96 +573,201 @@ WorkerOwnStep(w) ==
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* The client thread: schedule each task, shutdown(), join().              *)
+(* The client threads: Main schedules each task and calls shutdown(); it   *)
+(* or (Apart) each joiner calls join(); each warmer calls warm(1).  Every  *)
+(* action below leaves ev, sleepers, holding, fails, waking, isIdle, stack *)
+(* alone (see Step).                                                       *)
 (***************************************************************************)
 
 \* schedule(): push one task, then notify(false).
-MSched ==
-    /\ pc[Main] = "m_sched"
+MSched(t) ==
+    /\ pc[t] = "m_sched"
     /\ IF scheduled < NTasks
          THEN /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
-              /\ CallNotify(Main, FALSE, "m_sched")
-         ELSE /\ Goto(Main, IF DoShutdown THEN "m_shutdown" ELSE "m_idle")
+              /\ CallNotify(t, FALSE, "m_sched")
+         ELSE /\ Goto(t, IF DoShutdown THEN "m_shutdown" ELSE "m_idle")
               /\ UNCHANGED <<queued, scheduled, nf>>
-    /\ UNCHANGED <<sync, kf, wf, ran>>
+    /\ UNCHANGED <<sync, kf, wf, ran, joinst>>
+
+\* Where Main goes once shutdown() has returned.
+AfterShutdown == IF Apart THEN "done" ELSE JoinEntry
 
 \* shutdown(): one CAS, then shut the idle event down if anyone was idle;
 \* fixed protocol: with no worker at all, notify the join event (a join()
-\* already waiting in another thread would otherwise never wake).
-MShutdown ==
-    /\ pc[Main] = "m_shutdown"
-    /\ IF sync.state # "shutdown"
-         THEN /\ sync' = [sync EXCEPT !.state = "shutdown", !.notified = TRUE,
-                                      !.idle = 0]
-              /\ CASE sync.idle > 0 ->
-                        CallWake(Main, "idle", SHUTDOWN, "m_join")
-                   [] sync.spawned = 0 /\ ~Seed ->   \* no worker will notify join
-                        CallWake(Main, "join", NOTIFIED, "m_join")
-                   [] OTHER -> Goto(Main, "m_join") /\ UNCHANGED kf
-         ELSE Goto(Main, "m_join") /\ UNCHANGED <<sync, kf>>
-    /\ UNCHANGED <<queued, scheduled, ran, wf, nf>>
+\* already waiting in another thread would otherwise never wake).  Since
+\* issue 9 the CAS also takes a closer (the `idle` field, which no worker
+\* uses after shutdown) when it has an event call to make, and gives it
+\* back (MClose) after that call: join() waits until no closer is left, so
+\* the pool is not freed under the call (before9: no closer).
+MShutdown(t) ==
+    LET s == sync
+        closer == Closers /\ (s.idle > 0 \/ s.spawned = 0)
+        after == IF closer THEN "m_close" ELSE AfterShutdown
+    IN
+    /\ pc[t] = "m_shutdown"
+    /\ IF s.state # "shutdown"
+         THEN /\ sync' = [s EXCEPT !.state = "shutdown", !.notified = TRUE,
+                                   !.idle = IF closer THEN 1 ELSE 0]
+              /\ CASE s.idle > 0 ->
+                        CallWake(t, "idle", SHUTDOWN, after)
+                   [] s.spawned = 0 /\ ~Seed ->   \* no worker will notify join
+                        CallWake(t, "join", NOTIFIED, after)
+                   [] OTHER -> Goto(t, AfterShutdown) /\ UNCHANGED kf
+         ELSE Goto(t, AfterShutdown) /\ UNCHANGED <<sync, kf>>
+    /\ UNCHANGED <<queued, scheduled, ran, wf, nf, joinst>>
+
+\* shutdown(), after its event call: give the closer back (fetch_sub,
+\* release), its last touch of the pool.
+MClose(t) ==
+    /\ pc[t] = "m_close"
+    /\ sync' = IF Mutation = "closerleak" THEN sync
+                                           ELSE [sync EXCEPT !.idle = @ - 1]
+    /\ Goto(t, AfterShutdown)
+    /\ UNCHANGED <<queued, scheduled, ran, nf, kf, wf, joinst>>
+
+\* join(), first step.  Fixed: claim the join (atomic exchange); a join()
+\* that finds it claimed waits on the one-shot WaitGroup (MWait).
+\* before9: a plain check of joined_: return if a join() has finished,
+\* otherwise go on (two concurrent calls both go on, see MCMutJoinTwice).
+MClaim(t) ==
+    /\ pc[t] = "m_claim"
+    /\ IF Closers
+         THEN IF joinst = "open"
+                THEN joinst' = "claimed" /\ Goto(t, "m_join")
+                ELSE Goto(t, "m_wg") /\ UNCHANGED joinst
+         ELSE /\ Goto(t, IF joinst = "joined" THEN "done" ELSE "m_join")
+              /\ UNCHANGED joinst
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf>>
 
 Joinable == sync.state = "shutdown" /\ sync.spawned = 0
 
 \* join(): wait until shut down with no worker left.  Fixed: re-check
 \* after every wake-up.  Seed: one wait (skipped if already joinable).
-MJoin ==
-    /\ pc[Main] = "m_join"
-    /\ IF Joinable
-         THEN Goto(Main, IF Seed THEN "m_chain" ELSE "m_drain") /\ UNCHANGED wf
-         ELSE CallWait(Main, "join", "m_join2")
-    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf>>
+JoinNext == CASE Seed    -> "m_chain"
+              [] Closers -> "m_closers"
+              [] OTHER   -> "m_drain"
 
-MJoin2 ==
-    /\ pc[Main] = "m_join2"
-    /\ Goto(Main, IF Seed THEN "m_chain" ELSE "m_join")
-    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf>>
+MJoin(t) ==
+    /\ pc[t] = "m_join"
+    /\ IF Joinable
+         THEN Goto(t, JoinNext) /\ UNCHANGED wf
+         ELSE CallWait(t, "join", "m_join2")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, joinst>>
+
+MJoin2(t) ==
+    /\ pc[t] = "m_join2"
+    /\ Goto(t, IF Seed THEN "m_chain" ELSE "m_join")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
+
+\* Fixed: spin (acquire loads, no sleep) until no closer is left.  Once
+\* joinable no closer can be added (shutdown()'s comes with the CAS that
+\* makes the state shutdown, spawn_failed()'s and warm()'s with the CAS
+\* that takes spawned to 0 after shutdown, and spawned never rises again
+\* after shutdown), and the closers have only an event call left, which
+\* never blocks.  A load that finds a closer changes nothing: a stuttering
+\* step, which weak fairness never demands, so a closer that never leaves
+\* shows as a join() that never returns (MCMutCloserLeak), not as a pass.
+MClosers(t) ==
+    /\ pc[t] = "m_closers"
+    /\ IF sync.idle = 0 THEN Goto(t, "m_drain") ELSE UNCHANGED pc
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
 
 \* Fixed: the joiner runs every task still queued.
-MDrain ==
-    /\ pc[Main] = "m_drain"
+MDrain(t) ==
+    /\ pc[t] = "m_drain"
     /\ IF queued > 0
          THEN /\ queued' = queued - 1 /\ ran' = ran + 1
               /\ UNCHANGED pc
-         ELSE Goto(Main, "m_pjoin") /\ UNCHANGED <<queued, ran>>
-    /\ UNCHANGED <<sync, scheduled, nf, kf, wf>>
+         ELSE Goto(t, "m_pjoin") /\ UNCHANGED <<queued, ran>>
+    /\ UNCHANGED <<sync, scheduled, nf, kf, wf, joinst>>
 
 \* Fixed: pthread_join every worker thread that was started; blocks until
-\* each has returned.  After this join() returns and the pool may be freed.
-MPJoin ==
-    /\ pc[Main] = "m_pjoin"
+\* each has returned.  Then done() on the join WaitGroup (before9: set
+\* joined_) and return; the pool may be freed once every join() returned.
+MPJoin(t) ==
+    /\ pc[t] = "m_pjoin"
     /\ \A w \in Workers : pc[w] \in {"unborn", "exited"}
-    /\ Goto(Main, "done")
+    /\ Goto(t, "done")
+    /\ joinst' = "joined"
     /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf>>
 
-\* Seed: notify the newest registered thread's join event and return.
-MChain ==
-    /\ pc[Main] = "m_chain"
-    /\ IF stack # <<>>
-         THEN CallWake(Main, Head(stack), NOTIFIED, "done")
-         ELSE Goto(Main, "done") /\ UNCHANGED kf
-    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, wf>>
+\* Fixed: a join() that lost the claim waits on the WaitGroup until the
+\* claimer's done() (abstracted to one step: the WaitGroup is pool memory,
+\* and the pool is not freed before this join() returns).
+MWait(t) ==
+    /\ pc[t] = "m_wg"
+    /\ joinst = "joined"
+    /\ Goto(t, "done")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
 
-MainOwnStep ==
-    \/ MSched \/ MShutdown \/ MJoin \/ MJoin2 \/ MDrain \/ MPJoin \/ MChain
+\* Seed: notify the newest registered thread's join event and return.
+MChain(t) ==
+    /\ pc[t] = "m_chain"
+    /\ IF stack # <<>>
+         THEN CallWake(t, Head(stack), NOTIFIED, "done")
+         ELSE Goto(t, "done") /\ UNCHANGED kf
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, wf, joinst>>
+
+\* warm(1): one reservation CAS (spawned + 1, nothing else) if no worker
+\* was reserved yet and the pool is not shut down, then the OS spawn.  The
+\* warmer touches the pool only while it holds a reservation (which keeps
+\* join() waiting) or a closer: after a spawn that succeeded it returns
+\* without touching the pool (it reserved every slot it spawns in its
+\* CAS), and a failed spawn is undone by NWarmFail, after which it
+\* returns.  WarmReloads: warm() loads Sync after the spawn (a_reload) to
+\* decide whether to spawn more, which can come after the new worker left,
+\* join() returned and the pool was freed.  WarmRerun: the failed spawn
+\* is undone by spawn_failed(), whose notify_slow re-run (a worker is
+\* left) can come after that worker left, was joined, and the pool freed.
+AWarm(t) ==
+    /\ pc[t] = "a_warm"
+    /\ IF sync.spawned < 1 /\ sync.state # "shutdown"
+         THEN /\ sync' = [sync EXCEPT !.spawned = @ + 1]
+              /\ nf' = [nf EXCEPT ![t] =
+                          [on |-> TRUE, waking |-> FALSE, spawn |-> TRUE,
+                           ret |-> IF WarmReloads THEN "a_reload" ELSE "done"]]
+              /\ Goto(t, "n_spawn")
+         ELSE Goto(t, "done") /\ UNCHANGED <<sync, nf>>
+    /\ UNCHANGED <<queued, scheduled, ran, kf, wf, joinst>>
+
+\* WarmReloads: warm()'s loop loads Sync after the spawn; with a target of
+\* 1 and its own worker reserved (or the pool shut down) it then returns.
+AReload(t) ==
+    /\ pc[t] = "a_reload"
+    /\ Goto(t, "done")
+    /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
+
+ClientOwnStep(t) ==
+    \/ MSched(t) \/ MShutdown(t) \/ MClose(t) \/ MClaim(t) \/ MJoin(t)
+    \/ MJoin2(t) \/ MClosers(t) \/ MDrain(t) \/ MPJoin(t) \/ MWait(t)
+    \/ MChain(t) \/ AWarm(t) \/ AReload(t)
 
 -----------------------------------------------------------------------------
 \* Variables a step of one kind leaves alone.
-EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf, stack>>
+EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf,
+            stack, joinst>>
 
 Step(t) ==
     \/ EventStep(t) /\ UNCHANGED EvOnly
     \/ NotifyStep(t) /\ UNCHANGED <<ev, sleepers, queued, scheduled, ran,
-                                   holding, isIdle, wf, stack>>
+                                   holding, isIdle, wf, stack, joinst>>
     \/ t \in Workers /\ WorkerOwnStep(t)
-          /\ UNCHANGED <<ev, sleepers, scheduled, fails>>
-    \/ t = Main /\ MainOwnStep
+          /\ UNCHANGED <<ev, sleepers, scheduled, fails, joinst>>
+    \/ t \in Clients /\ ClientOwnStep(t)
           /\ UNCHANGED <<ev, sleepers, holding, fails, waking, isIdle, stack>>
+
+\* The pool is freed once every join() call has returned (the last one to
+\* return frees it at once: the earliest moment a caller may).
+Freed == \A j \in JoinThreads : pc[j] = "done"
+
+Exited(w) == pc[w] \in {"unborn", "exited"}
 
 \* Legitimate ends: everything joined, or (no shutdown) all asleep.
 Terminated ==
-    \/ pc[Main] = "done" /\ \A w \in Workers : pc[w] \in {"unborn", "exited"}
-    \/ pc[Main] = "m_idle" /\ \A w \in Workers : pc[w] \in {"unborn", "ew_sleep"}
+    \/ \A c \in Clients : pc[c] = "done"
+       /\ \A w \in Workers : Exited(w)
+    \/ pc[Main] = "m_idle" /\ \A c \in Warmers : pc[c] = "done"
+       /\ \A w \in Workers : pc[w] \in {"unborn", "ew_sleep"}
 
 Next ==
     \/ \E t \in Threads : Step(t)
@@ -575,27 +790,35 @@ OneWaking ==
 
 SpawnBound == sync.spawned <= MaxThreads
 
-\* Task accounting, and: once join() has returned every task has run.
+\* Task accounting, and: once a join() has returned every task has run.
 TaskConservation ==
     queued + ran + Cardinality({t \in Threads : holding[t]}) = scheduled
-NoTaskLost == pc[Main] = "done" => ran = scheduled
+NoTaskLost == \A j \in JoinThreads : pc[j] = "done" => ran = scheduled
 
-\* What memory a thread is about to touch with its next step.
+\* What memory a thread is about to touch with its next step.  A thread
+\* that has not started (a worker not spawned, a warmer before warm()) or
+\* has returned touches nothing; nor does a seed worker waiting on or
+\* passing on its own join event; every other step touches the pool (its
+\* Sync word, queues, events, WaitGroup or thread table).  A worker that
+\* has exited is returned, not yet joined: MPJoin joins it.
 Touches(t) ==
     CASE pc[t] \in WaitLabels -> {Owner(wf[t].e)}
       [] pc[t] \in WakeLabels -> {Owner(kf[t].e)}
-      [] t \in Workers /\ pc[t] \in {"unborn", "exited", "w_jwait", "w_jnext"} -> {}
-      [] t \in Workers -> {"pool"}
-      [] OTHER -> {}
+      [] pc[t] \in {"unborn", "exited", "w_jwait", "w_jnext", "a_warm",
+                    "m_idle", "done"} -> {}
+      [] OTHER -> {"pool"}
 
 \* No thread touches another thread's Event after that thread returned.
 EventSafety ==
     \A t \in Threads : \A w \in Workers :
         (w \in Touches(t) /\ w # t) => pc[w] # "exited"
 
-\* Nothing of the pool is touched after join() returned.
+\* Nothing of the pool is touched once it is freed: no event step, no
+\* Sync step, no queue step, by any thread.  Workers count as touching
+\* until they have returned (join() joins them before it returns); client
+\* threads until their call returns.
 PoolSafety ==
-    pc[Main] = "done" => \A t \in Workers : "pool" \notin Touches(t)
+    Freed => \A t \in Threads : "pool" \notin Touches(t)
 
 \* Once an event is shut down it stays shut down (event.hpp invariant E2):
 \* a shutdown() that is overwritten lets a later wait() sleep for ever.
@@ -605,9 +828,9 @@ ShutdownSticky ==
 \* Liveness.
 TasksEventuallyRun == \A k \in 1..NTasks : (scheduled >= k) ~> (ran >= k)
 
+\* After shutdown every join() call returns, and every worker has exited.
 JoinReturns ==
-    (sync.state = "shutdown") ~>
-        (pc[Main] = "done" /\ \A w \in Workers : pc[w] \in {"unborn", "exited"})
+    (sync.state = "shutdown") ~> (Freed /\ \A w \in Workers : Exited(w))
 
 Asleep(w) == pc[w] \in WaitLabels /\ wf[w].e = "idle"
 Awake(w)  == pc[w] \notin {"unborn", "exited"} /\ ~Asleep(w)

@@ -3,7 +3,7 @@
 # outcome with the expected one.
 #
 #   tla/run.sh            the default set (a few minutes on 2 cores)
-#   tla/run.sh --deep     also the large liveness configuration (slow)
+#   tla/run.sh --deep     also the large liveness configurations (slow)
 #   tla/run.sh MCSmall    only the named configuration(s)
 #
 # TLC is looked up as $TLA2TOOLS_JAR, then /opt/tla/tla2tools.jar, then a
@@ -43,6 +43,16 @@ configs=(
   "MCMutNoCap             invariant:SpawnBound        no"
   "MCMutNoCapType         invariant:TypeOK            no"
   "MCMutDup               invariant:TaskConservation  no"
+  "MCApart                pass                        no"
+  "MCApartLive            pass                        yes"
+  "MCJoinTwiceLive        pass                        no"
+  "MCMutApart             invariant:PoolSafety        no"
+  "MCMutApartIdle         invariant:PoolSafety        no"
+  "MCMutApartWarm         invariant:PoolSafety        no"
+  "MCMutWarmReload        invariant:PoolSafety        no"
+  "MCMutWarmRerun         invariant:PoolSafety        no"
+  "MCMutJoinTwice         temporal:JoinReturns        no"
+  "MCMutCloserLeak        temporal:JoinReturns        no"
   # Protocol H (helping waits, src/zap/helping_wait.hpp): tla/Help.tla
   "HelpOne                pass                        no   Help"
   "HelpSmall              pass                        no   Help"

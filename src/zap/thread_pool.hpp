@@ -12,7 +12,9 @@
 //   A3. notify() slow path, one CAS (release) on Sync that sets `notified`
 //       and, when no worker is waking (state pending) or the caller is the
 //       waking worker handing its role on:
-//         - idle > 0: state = signaled, then the idle event is notified;
+//         - idle > 0: state = signaled, then the idle event is notified,
+//           and the helper word too (H7: the idle worker may be a helping
+//           waiter);
 //         - else spawned < max_threads: state = signaled, spawned += 1, then
 //           a thread is spawned (A7 if that fails);
 //       otherwise a waking worker that found nobody to hand on to sets the
@@ -26,21 +28,27 @@
 //       a seq_cst fence (pairs with A2) and return to searching. If not,
 //       count this worker idle (CAS: idle += 1; a waking worker that found
 //       nothing also sets the state back to pending), run its idle tasks,
-//       sleep on the idle event, and start over.
+//       sleep on the idle event, and start over. A helping waiter (Protocol
+//       H) runs this same wait(), but sleeps on the helper word instead and
+//       leaves it (idle -= 1) once its group's count is zero (H4-H5).
 //   A6. At most one worker is waking at any time (P1): only a CAS that sees
 //       state pending (or that is made by the waker itself) may signal, and
 //       the signal becomes `waking` in exactly one wait().
-//   A7. A failed spawn gives its reservations back (spawned -= n) and sets a
+//   A7. A failed spawn gives its reservations back (spawned -= n) and clears
+//       `notified` when no worker is left to consume it (so the next
+//       schedule() retries the spawn). A spawn of A3's also sets a
 //       `signaled` state back to pending. That signal need not be its own
-//       (a warm() spawn sets none, and its own may have been taken and
-//       another notifier's set since); resetting someone else's is harmless:
-//       the worker it was meant for still wakes and searches, it just does
-//       not become the waking one, so P1 holds. It clears `notified` when no
-//       worker is left to consume it (so the next schedule() retries the
-//       spawn), and otherwise re-runs A3 with spawning disabled so an idle
-//       worker is woken instead. With no worker at all, the tasks wait for
-//       join()'s drain (B5). After shutdown, the one that gives back the
-//       last reservation notifies the join event, holding a closer (B3, P5).
+//       (it may have been taken and another notifier's set since);
+//       resetting someone else's is harmless: the worker it was meant for
+//       still wakes and searches, it just does not become the waking one, so
+//       P1 holds. Then, with workers left, it re-runs A3 with spawning
+//       disabled so an idle worker is woken instead. A spawn of warm() set no
+//       signal and promised no wake-up, so it does neither: after its CAS it
+//       holds nothing that keeps join() waiting, and must not touch the pool
+//       (TLC found that re-run reading freed memory: MCMutWarmRerun). With
+//       no worker at all, the tasks wait for join()'s drain (B5). After
+//       shutdown, the one that gives back the last reservation notifies the
+//       join event, holding a closer (B3, P5).
 //
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
@@ -52,6 +60,9 @@
 //       (B3). Then it gives its closer back (release): its last touch.
 //   B2. A worker whose wait() sees shutdown sweeps: it runs whatever find()
 //       still returns, then its idle tasks, then on_thread_exit, then leaves.
+//       (A helping waiter that sees shutdown searches once more, then sleeps
+//       until its count is zero, H6; its worker sweeps once the task that
+//       waited has returned.)
 //   B3. Leaving (unregister): fetch_sub spawned (release). The worker that
 //       takes spawned to 0 after shutdown notifies the join event. It touches
 //       the pool after that fetch_sub, which is safe because join() joins
@@ -89,7 +100,10 @@
 // Protocol H (helping_wait.hpp) - a worker waiting for a WaitGroup helps:
 // it runs tasks, and sleeps as an idle worker of A5 on the helper word
 // helpers_ instead of the idle event; A3's wake of an idle worker also wakes
-// helpers_ (H7), and so does the group's last done().
+// helpers_ (H7), and so does the group's last done(). That done() may run on
+// any thread, but it touches helpers_ only while a helper of this pool is
+// inside the wait (HW3): the helper's task keeps join() waiting, so P5 needs
+// no closer for it.
 #pragma once
 
 #include <zap/assert.hpp>
@@ -197,7 +211,7 @@ public:
             // Release: part of the release sequence join() acquires (B5).
         } while (!cas_sync(sync, reserved, std::memory_order_release));
         for (std::uint32_t left = target - sync.spawned; left > 0; --left)
-            if (!spawn_worker(left)) return;
+            if (!spawn_worker(left, false)) return;
     }
 
     // Protocol B1. Idempotent; callable from any thread, tasks included, and
@@ -213,7 +227,8 @@ public:
             closed.idle = wake_idle || wake_joiner ? 1 : 0;  // now `closers`: ours (P5)
             // Release: heads the release sequence that join()'s acquire of Sync
             // reads through the workers' fetch_sub, so every schedule() that
-            // happened before us is visible to the drain (B5).
+            // happened before us is visible to the drain (B5). The acquire
+            // half is stronger than needed (docs/orderings.md).
             if (!cas_sync(sync, closed, std::memory_order_acq_rel)) continue;
             if (wake_idle) idle_event_.shutdown();
             if (wake_joiner) join_event_.notify();
@@ -338,7 +353,7 @@ private:
                 idle_event_.notify();
                 helpers_.wake();  // H7 (K1): the idle worker may be a helper
             }
-            if (spawn) spawn_worker();
+            if (spawn) spawn_worker(1, true);
             return;
         }
     }
@@ -421,33 +436,36 @@ private:
 
     // One reserved spawned slot -> OS thread. `reserved` is how many
     // reservations the caller holds, this one included: a failure gives them
-    // all back (A7). After a success the caller must not touch the pool
-    // unless it still holds a reservation (warm(), P5).
-    bool spawn_worker(std::uint32_t reserved = 1) noexcept {
+    // all back (A7). `signaled`: the caller is notify_slow(), whose CAS set
+    // the signaled state for this worker (A3). After a success the caller
+    // must not touch the pool unless it still holds a reservation (warm(), P5).
+    bool spawn_worker(std::uint32_t reserved, bool signaled) noexcept {
         if (Platform::spawn(ThreadOptions{config_.stack_size}, &worker_main, this)) return true;
-        spawn_failed(reserved);
+        spawn_failed(reserved, signaled);
         return false;
     }
 
     // Protocol A7.
-    void spawn_failed(std::uint32_t reserved) noexcept {
+    void spawn_failed(std::uint32_t reserved, bool signaled) noexcept {
         Sync sync = load_sync();
         Sync undone;
         bool last_out;
         do {
             undone = sync;
             undone.spawned -= reserved;
-            if (sync.state == detail::State::signaled) undone.state = detail::State::pending;
+            if (signaled && sync.state == detail::State::signaled) undone.state = detail::State::pending;
             if (undone.spawned == 0 && sync.state != detail::State::shutdown) undone.notified = false;
             last_out = undone.spawned == 0 && sync.state == detail::State::shutdown;
             undone.idle += last_out ? 1 : 0;  // after shutdown: a closer (P5)
-            // Release: part of the release sequence join() acquires (B5).
+            // Release is stronger than needed (docs/orderings.md): any
+            // read-modify-write continues the release sequences join()
+            // acquires (B5), and nobody needs the spawner's writes through it.
         } while (!cas_sync(sync, undone, std::memory_order_release));
         if (last_out) {
             join_event_.notify();  // B3: no worker is left to do it
             release_closer();
-        } else if (sync.state != detail::State::shutdown && undone.spawned > 0) {
-            notify_slow(false, false);
+        } else if (signaled && sync.state != detail::State::shutdown && undone.spawned > 0) {
+            notify_slow(false, false);  // once it gave its reservations back, only a signaler may (P5)
         }
     }
 
