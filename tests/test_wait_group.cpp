@@ -290,36 +290,54 @@ TEST(HelpingWait, PrefersItsOwnChildren) {
     EXPECT_EQ(order, (std::vector<std::string>{"child", "wait returned", "unrelated"}));
 }
 
-TEST(HelpingWait, DepthBoundStopsHelping) {
-    // max_help_depth 1 on one worker: the outer wait helps and runs `inner`;
-    // inner's wait is at the bound, so it does not run `leaf` (queued on the
-    // same worker) but sleeps until the outside thread's done().
-    zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = 1});
-    zap::WaitGroup outer_group, inner_group;
-    std::atomic<bool> leaf_ran{false}, inner_waiting{false};
-    bool leaf_ran_during_inner_wait = true;
-    Call leaf([&] { leaf_ran = true; });
-    Call inner([&] {
-        inner_group.add(1);
-        pool.schedule(leaf);
-        inner_waiting = true;
-        inner_group.wait();
-        leaf_ran_during_inner_wait = leaf_ran.load();
-        outer_group.done();
-    });
-    Call outer([&] {
-        outer_group.add(1);
-        pool.schedule(inner);
-        outer_group.wait();
-    });
-    pool.schedule(outer);
-    await_flag(inner_waiting);
-    std::this_thread::sleep_for(std::chrono::milliseconds{50});
-    inner_group.done();
-    pool.shutdown();
-    pool.join();
-    EXPECT_FALSE(leaf_ran_during_inner_wait);
-    EXPECT_TRUE(leaf_ran.load());
+TEST(HelpingWait, DepthBoundIsMaxHelpDepthNestedWaits) {
+    // Where the documented limit lies (helping_wait.hpp H2). One worker, a
+    // chain of tasks: link k schedules link k + 1 and waits for it. Link 0
+    // runs from the worker's loop; link k runs inside the helping waits of
+    // links 0..k-1. With max_help_depth D, the waits of links 0..D-1 help
+    // (each runs the next link: nobody else could), and the wait of link D is
+    // at the bound: it does not run its own child, the leaf, queued on the
+    // same worker, and sleeps until the count is zero. On this pool of one
+    // thread that is the hang the bound trades a stack overflow for; here the
+    // test thread completes link D's group, so the test cannot hang.
+    for (const std::uint32_t bound : {1u, 3u, 16u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = bound});
+        struct Link : zap::Task {
+            zap::ThreadPool* pool = nullptr;
+            zap::Task* next = nullptr;
+            zap::WaitGroup group;                 // link k waits here for link k + 1
+            zap::WaitGroup* parent = nullptr;     // link k - 1's group
+            std::atomic<bool>* last_waiting = nullptr;  // set by link D before its wait
+            Link() : zap::Task(&run) {}
+            static void run(zap::Task* t) {
+                auto* self = static_cast<Link*>(t);
+                self->group.add(1);
+                self->pool->schedule(*self->next);
+                if (self->last_waiting != nullptr) *self->last_waiting = true;
+                self->group.wait();
+                if (self->parent != nullptr) self->parent->done();
+            }
+        };
+        std::vector<Link> links(bound + 1);
+        std::atomic<bool> last_waiting{false}, leaf_ran{false};
+        Call leaf([&] { leaf_ran = true; });  // link D's child; its group is completed from outside
+        for (std::uint32_t k = 0; k <= bound; ++k) {
+            links[k].pool = &pool;
+            links[k].next = k < bound ? static_cast<zap::Task*>(&links[k + 1]) : &leaf;
+            links[k].parent = k > 0 ? &links[k - 1].group : nullptr;
+        }
+        links[bound].last_waiting = &last_waiting;
+        pool.schedule(links[0]);
+        await_flag(last_waiting);  // links 1..D ran: D nested waits helped
+        std::this_thread::sleep_for(std::chrono::milliseconds{50});
+        EXPECT_FALSE(leaf_ran.load()) << "the wait nested " << bound + 1 << " deep ran its child (bound " << bound
+                                      << ")";
+        links[bound].group.done();  // in place of the leaf
+        pool.shutdown();
+        pool.join();
+        EXPECT_TRUE(leaf_ran.load());  // run by the worker once the chain returned
+        for (auto& link : links) EXPECT_TRUE(link.group.is_done());
+    }
 }
 
 TEST(HelpingWait, DepthBoundBoundsTheStackOfNestedTasks) {
