@@ -1,5 +1,5 @@
 # The take-back models (model/take_back_models.cpp; included from
-# model/CMakeLists.txt): the ring's step 5 and parallel_invoke's J1-J7, in
+# model/CMakeLists.txt): the ring's steps 5-6 and parallel_invoke's J1-J7, in
 # their own binary with a ring of four slots so a steal can take two tasks.
 
 function(zap_take_back_binary target include_dir)
@@ -14,6 +14,7 @@ set(ZAP_TAKE_BACK_BOUNDED
   "take_back_nested 3 200000"
   "take_back_last 3 200000"
   "take_back_after_steal 3 200000"
+  "pop_back_drain 3 200000"
   "fork_join 3 200000")
 foreach(spec ${ZAP_TAKE_BACK_BOUNDED})
   separate_arguments(spec)
@@ -40,6 +41,8 @@ zap_model_test(NAME model.seed.take_back_no_cas BINARY ${TB}_seed_take-back-no-c
                ARGS take_back_last --bound 2 --expect race)
 zap_model_test(NAME model.seed.take_back_no_cas_fork_join BINARY ${TB}_seed_take-back-no-cas
                ARGS fork_join --bound 2 --expect race)
+zap_model_test(NAME model.seed.take_back_no_cas_pop_back BINARY ${TB}_seed_take-back-no-cas
+               ARGS pop_back_drain --bound 2 --expect race)
 
 # ---- bites: one weakened ordering per claim --------------------------------
 # The four seq_cst operations of step 5's cycle that Relacy can show (the

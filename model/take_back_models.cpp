@@ -1,6 +1,6 @@
 // model/take_back_models.cpp - Relacy models of the ring's take-back
-// (buffer.hpp step 5) and of parallel_invoke's fork/join (parallel_invoke.hpp
-// J1-J7). Built into its own binary, zap_model_take_back, with a ring of four
+// (buffer.hpp steps 5 and 6) and of parallel_invoke's fork/join
+// (parallel_invoke.hpp J1-J7). Built into its own binary, zap_model_take_back, with a ring of four
 // slots (ZAP_MODEL_RING) so that a steal can take two tasks: the case B4 of
 // buffer.hpp is about. model/take_back.cmake registers the tests.
 #include "model_registry.hpp"
@@ -118,6 +118,34 @@ struct TakeBackAfterSteal : Model<TakeBackAfterSteal, 3> {
 };
 ZAP_MODEL_TEST(take_back_after_steal, TakeBackAfterSteal, true, P::SpawnFailure::never,
                "a steal moved head; the owner's take-back vs a second thief: each task once");
+
+// ---- pop_back_drain: a helping wait's pops (step 6) against a thief --------
+// The owner pushes three tasks, then pops the newest one at a time until the
+// ring is empty, as a helping wait does (helping_wait.hpp H2), running each;
+// a thief steals half of what it sees meanwhile. Step 6 reads the newest
+// slot and takes it back (step 5): each task runs exactly once, whichever
+// path each pop takes (seed take-back-no-cas: the last task both popped and
+// stolen).
+struct PopBackDrain : Model<PopBackDrain, 2> {
+    Buffer owner{near_wrap};
+    Buffer thief{near_wrap - 2};
+    Counted tasks[3];
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            push_each(owner, tasks, 3);
+            while (Task* t = owner.pop_back()) t->run();
+        } else {
+            steal_and_run(thief, owner);
+        }
+    }
+    void after() {
+        while (Task* t = owner.pop()) t->run();
+        expect_each_once(tasks);
+    }
+};
+ZAP_MODEL_TEST(pop_back_drain, PopBackDrain, true, P::SpawnFailure::never,
+               "three pushes popped newest first (step 6) vs a thief stealing half, across the wrap: each task once");
 
 // ---- fork_join: parallel_invoke's frame, stolen or taken back ---------------
 // The caller pushes b's Fork (heap-allocated here, so a touch after the

@@ -222,19 +222,27 @@ TEST(HelpingWait, TwoWorkersBothWaitingAreWokenByNewWork) {
 
 namespace {
 // fib(n) with one WaitGroup per call: both halves are tasks, the caller waits.
+// `deepest` records the most Fib frames stacked on one thread.
 struct Fib : zap::Task {
     zap::ThreadPool* pool;
     int n;
     long result = 0;
     zap::WaitGroup* parent;
-    Fib(zap::ThreadPool* p, int k, zap::WaitGroup* g) : zap::Task(&run), pool(p), n(k), parent(g) {}
+    std::atomic<int>* deepest;
+    Fib(zap::ThreadPool* p, int k, zap::WaitGroup* g, std::atomic<int>* d)
+        : zap::Task(&run), pool(p), n(k), parent(g), deepest(d) {}
     static void run(zap::Task* t) {
+        static thread_local int frames = 0;
         auto* self = static_cast<Fib*>(t);
+        const int mine = ++frames;
+        int seen = self->deepest->load();
+        while (mine > seen && !self->deepest->compare_exchange_weak(seen, mine)) {
+        }
         if (self->n < 2) {
             self->result = self->n;
         } else {
             zap::WaitGroup group;
-            Fib a(self->pool, self->n - 1, &group), b(self->pool, self->n - 2, &group);
+            Fib a(self->pool, self->n - 1, &group, self->deepest), b(self->pool, self->n - 2, &group, self->deepest);
             group.add(2);
             zap::Batch batch;
             batch.push(a);
@@ -243,6 +251,7 @@ struct Fib : zap::Task {
             group.wait();
             self->result = a.result + b.result;
         }
+        --frames;
         if (self->parent != nullptr) self->parent->done();
     }
 };
@@ -253,11 +262,28 @@ TEST(HelpingWait, NestedWaitsOnOneAndTwoThreads) {
         zap::ThreadPool pool(zap::Config{.max_threads = threads});
         zap::WaitGroup top;
         top.add(1);
-        Fib root(&pool, 16, &top);
+        std::atomic<int> deepest{0};
+        Fib root(&pool, 16, &top, &deepest);
         pool.schedule(root);
         top.wait();  // from outside: sleeps until zero
         EXPECT_EQ(root.result, 987) << threads << " thread(s)";
     }
+}
+
+TEST(HelpingWait, NestedWaitsFollowTheRecursionOnOneWorker) {
+    // A helping wait takes its own ring's newest task first (H2): its own
+    // child. On one worker nothing is stolen, so the frames stacked are the
+    // recursion's: fib(16) nests 16 deep. (Oldest first, the same run nested
+    // 876 deep, and fib(20) passed the default depth bound of 4096 and hung.)
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    zap::WaitGroup top;
+    top.add(1);
+    std::atomic<int> deepest{0};
+    Fib root(&pool, 16, &top, &deepest);
+    pool.schedule(root);
+    top.wait();
+    EXPECT_EQ(root.result, 987);
+    EXPECT_EQ(deepest.load(), 16);
 }
 
 TEST(HelpingWait, PrefersItsOwnChildren) {
@@ -388,8 +414,8 @@ TEST(HelpingWait, DepthBoundBoundsTheStackOfNestedTasks) {
 
 TEST(HelpingWait, RunsTasksThatNeedALockTheWaiterHolds) {
     // The limit the pool documents (helping_wait.hpp): a helping wait may run
-    // any task of the pool, here one queued before the waiter's own child,
-    // while the waiter holds a lock. With a std::mutex that task would
+    // any task of the pool, here one queued after the waiter's own child (the
+    // newest, which it runs first), while the waiter holds a lock. With a std::mutex that task would
     // deadlock; the test uses an owner-recording lock to see the re-entry.
     zap::ThreadPool pool(zap::Config{.max_threads = 1});
     std::atomic<std::thread::id> owner{};
@@ -400,8 +426,8 @@ TEST(HelpingWait, RunsTasksThatNeedALockTheWaiterHolds) {
     Call holder([&] {
         owner = std::this_thread::get_id();  // "lock"
         group.add(1);
-        pool.schedule(needs_lock);  // first in the ring: the wait runs it first
         pool.schedule(child);
+        pool.schedule(needs_lock);  // the newest in the ring: the wait runs it first
         group.wait();
         owner = std::thread::id{};  // "unlock"
     });

@@ -1,6 +1,7 @@
 // zap/buffer.hpp - a worker's bounded ring of tasks: the owner pushes at the
 // tail and pops at the head (FIFO); thieves take half from the head; the
-// owner may take back the task it pushed last, at the tail (LIFO, step 5).
+// owner may take back the task it pushed last, at the tail (LIFO, step 5),
+// or whichever task is newest (step 6).
 //
 // `head_` and `tail_` are free-running 64-bit indices; a slot is
 // `index % capacity`. Only the owner writes `tail_` and the slots; the owner
@@ -58,6 +59,13 @@
 //      finds it when the CAS is acq_rel, because then the CAS that wrote the
 //      head the thief read has no place in S. (A thief that reads a newer tail
 //      than our store reads a slot pushed after it: a new task.)
+//   6. pop_back (owner): the newest task, whichever it is. Load head
+//      (relaxed): equal to tail, the ring is empty (head only grows, and
+//      never passes the owner's tail outside step 5's window, B3), so return
+//      nothing. Otherwise read slot(tail - 1), the owner's latest push into
+//      the ring, and take it back (step 5: 5a holds by construction), so
+//      the argument of step 5 is the whole argument. Used by a helping wait
+//      (helping_wait.hpp H2), so that it runs its own newest child first.
 //
 // Invariants:
 //   B1 (bounded, no ABA): 0 <= tail - head <= capacity as seen by the owner,
@@ -271,6 +279,16 @@ public:
             head_.compare_exchange_strong(head, tail, std::memory_order_relaxed, std::memory_order_relaxed);
         if (lowered) restore_tail(tail);
         return won;
+    }
+
+    // Step 6. The newest task of the ring, taken back; null when the ring is
+    // empty or a thief won the last task.
+    Task* pop_back() noexcept {
+        const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
+        // A guess, as in 5b: a stale head is only lower, and then step 5 decides.
+        if (head_.load(std::memory_order_relaxed) == tail) return nullptr;
+        Task* const newest = slot(tail - 1).load(std::memory_order_relaxed);  // our own write (B2)
+        return take_back(*newest) ? newest : nullptr;
     }
 
     // Approximate (the owner's view is exact): the number of tasks in the ring.

@@ -14,8 +14,9 @@
 //       H5's re-read is ordered by HW1). Zero: leave (H8); wait() then
 //       acquires the count before returning (step 3 of wait_group.hpp).
 //   H2. W searches for a task in worker.hpp's order - its own ring first,
-//       where the children it scheduled before waiting are, then its
-//       overflow queue, the global queue, other workers - and runs it, as
+//       newest task first (buffer.hpp step 6: the children it scheduled just
+//       before waiting, so nested waits follow the program's recursion), then
+//       its overflow queue, the global queue, other workers - and runs it, as
 //       a worker does (A4: a waking W, or one whose steal moved extra tasks
 //       into its ring, calls notify first). Then H1. While W runs a task
 //       from a helping wait, its help depth is one more; a wait at the
@@ -81,13 +82,15 @@
 //
 // What the pool does not promise (docs/helping_wait.md): a helping wait may
 // run any task of the pool, not only the waiter's descendants (it prefers
-// its own ring, but steals when that is empty). A task that needs a lock the
-// waiter holds across the wait deadlocks on a non-recursive lock, or enters
-// the critical section twice on a recursive one: do not hold a lock across
-// a wait on a worker. A wait at the depth bound, or on a group already armed
+// the newest task of its own ring, but steals when that is empty). A task
+// that needs a lock the waiter holds across the wait deadlocks on a
+// non-recursive lock, or enters the critical section twice on a recursive
+// one: do not hold a lock across a wait on a worker. A wait at the depth bound, or on a group already armed
 // by another pool, helps no more: it is woken by zero only, so work that
-// only this worker could run (max_threads 1) then waits for the count,
-// which may never come.
+// only this worker could run then waits for the count, which may never come
+// (a hang once every worker is past the bound). Taking its own newest task
+// first, a wait nests as deep as the program's recursion, plus the tasks it
+// steals when its own ring is empty; the default bound is 4096 levels.
 #pragma once
 
 #include <cstdint>

@@ -24,7 +24,7 @@
 //   J4. On a worker: take_back(task) (buffer.hpp, step 5). True: run b
 //       inline, capturing its exception; the Fork was never shared. Done.
 //   J5. Otherwise the task is, or was, someone else's (a thief, this
-//       worker's own FIFO pop while helping inside a, or the pool when
+//       worker's own pop while helping inside a, or the pool when
 //       scheduled from outside): add 1 to the group, then CAS state_
 //       RUNNING -> WAITING. Won: wait on the group (on a worker this helps:
 //       it runs pool tasks meanwhile). Lost: state_ is FINISHED, b is over

@@ -529,9 +529,10 @@ private:
         unregister();
     }
 
-    bool find(Worker& self, Stole& found) noexcept {
+    // newest_first: a helping wait's search (H2), which takes its own ring's newest task.
+    bool find(Worker& self, Stole& found, bool newest_first = false) noexcept {
         const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
-        return self.find(global_queue_, workers_, started, found);
+        return self.find(global_queue_, workers_, started, found, newest_first);
     }
 
     // Protocol B3.
@@ -608,7 +609,7 @@ private:
         bool shut_down = false;
         Stole found;
         while (!group.zero()) {  // H1
-            if (find(self, found)) {  // H2
+            if (find(self, found, true)) {  // H2: its own newest task first
                 if (found.pushed || is_waking) notify(is_waking);
                 is_waking = false;
                 found.task->run();

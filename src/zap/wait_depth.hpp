@@ -3,10 +3,12 @@
 //
 // Why: a wait on a worker helps, that is, it runs other tasks of the pool
 // until what it waits for is done. A task it picks up may itself fork and
-// wait, and that wait helps too, so frames pile up on the worker's stack; with
-// a FIFO ring the task picked up is often an unrelated, older one, and the
-// pile can grow with the number of queued tasks rather than with the
-// program's own recursion (rayon #854 reports 600+ nested frames).
+// wait, and that wait helps too, so frames pile up on the worker's stack. A
+// helping wait takes the newest task of its own ring first, its own child
+// (helping_wait.hpp H2), but once that ring is empty it steals, and a stolen
+// task is an unrelated, older one: the pile can then grow with the number of
+// queued tasks rather than with the program's own recursion (rayon #854
+// reports 600+ nested frames).
 //
 // The bound: every wait of TaskGroup and parallel_for/for_each counts itself
 // here (Guard) while it waits. Once max_wait_depth waits are active on this
@@ -14,7 +16,10 @@
 // the calling thread, and parallel_for runs its range as one piece. Those run
 // to completion without waiting, so this thread's waits never nest deeper than
 // the bound. Sleeping instead of helping past the bound would not do: on a
-// pool of one thread the child the waiter sleeps for would never run.
+// pool of one thread the child the waiter sleeps for would never run. (The
+// pool's own bound, Config::max_help_depth, does sleep; it is one level per
+// KiB of stack by default, 4096 with a 4 MiB stack, and while it is above
+// this bound the layer's waits alone never reach it.)
 //
 // The count is a plain thread_local: the drop-in layer runs on real threads
 // (production, the chaos stress platform); the Relacy models do not

@@ -8,10 +8,12 @@
 //   idle_queue  idle tasks: run by this worker just before it goes to sleep
 //               (run_idle_tasks), and until none is left before it exits.
 //
-// Search order (find): own ring, own overflow queue, the pool's global
-// queue, then every worker in turn (its overflow queue, then half of its
-// ring). A search can miss work that is there: a queue whose consumer lock
-// is held by someone else looks empty. Nothing is stranded by that. The
+// Search order (find): own ring (its oldest task; a helping wait takes the
+// newest instead, buffer.hpp step 6, so that it runs its own children
+// first: helping_wait.hpp H2), own overflow queue, the pool's global queue,
+// then every worker in turn (its overflow queue, then half of its ring). A
+// search can miss work that is there: a queue whose consumer lock is held
+// by someone else looks empty. Nothing is stranded by that. The
 // holder is a worker inside find() (or inside a task, through a helping wait),
 // which calls find() again before it can sleep, or join()'s drain, which
 // stops only after a pass that finds nothing; so the holder itself looks
@@ -75,9 +77,10 @@ struct alignas(Platform::cache_line) Worker {
     std::uint32_t help_depth = 0;        // helping waits running a task on this worker (H2's bound)
     Context<Platform> context{};
 
-    // Looks for a task to run: see the search order above.
-    bool find(Queue<Platform>& global, Worker* workers, std::uint32_t count, Stole& out) noexcept {
-        if (Task* task = run_buffer.pop()) {
+    // Looks for a task to run: see the search order above. `newest_first`:
+    // the helping wait's order.
+    bool find(Queue<Platform>& global, Worker* workers, std::uint32_t count, Stole& out, bool newest_first) noexcept {
+        if (Task* task = newest_first ? run_buffer.pop_back() : run_buffer.pop()) {
             out = Stole{task, false};
             return true;
         }
