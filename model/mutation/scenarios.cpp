@@ -93,12 +93,14 @@ struct WaitGroupIsDone : Model<WaitGroupIsDone, 3> {
 
 // join_other_thread: one thread schedules two tasks and shuts the pool
 // down while another thread joins (the main suite always schedules, shuts
-// down and joins on one thread). The second schedule() finds `notified` set
-// and leaves Sync alone, so shutdown()'s CAS is the only release of Sync
-// that follows its push, and the one worker may read the shutdown state
+// down and joins on one thread). The second schedule() may find `notified`
+// set and leave Sync alone, and the one worker may read the shutdown state
 // (relaxed) and leave without seeing that push. The joiner must still run
-// it: its acquire of Sync reaches shutdown()'s release through the worker's
-// fetch_sub (a read-modify-write continues the release sequence).
+// it: its acquire of Sync, through the worker's fetch_sub (a read-modify-
+// write continues a release sequence), synchronizes with the scheduling
+// thread - with notify()'s fence and shutdown()'s CAS after it
+// ([atomics.fences]/2), or with the CAS itself (see
+// shutdown_publishes_pushes below).
 //
 // join_after_exit: the same, but the joiner first waits until the worker has
 // run its on_thread_exit hook (a relaxed flag: no happens-before edge), so
@@ -146,20 +148,21 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
-// shutdown_publishes_pushes (issue 9): join_other_thread with its
-// interleaving forced. One worker. C schedules A and waits (acquire) until A
-// runs, which is after the worker, waking, handed its role on (A4: a
-// release CAS that sets `notified`, state pending). C then schedules B: its
-// fast path reads `notified` set and leaves Sync alone (A2), so C's
-// shutdown() CAS is the only release of Sync after B's push. Nothing orders
-// that push before the worker's reads, so the worker may find the queue
-// empty, see shutdown, sweep nothing and leave. J's join() reads the
-// worker's unregister() fetch_sub; only because that read-modify-write
-// continues the release sequence headed by shutdown()'s CAS does J
-// synchronize with C, so that its drain must see B. It has not killed that
-// CAS weakened to acquire in 100,000 random executions: the rest of the
-// interleaving (the worker reading shutdown before taking `notified`, two
-// stale guess loads) is left to chance (docs/orderings.md, the shutdown() row).
+// shutdown_publishes_pushes (issue 9): the interleaving an outside review
+// proposed as a counterexample for shutdown()'s CAS weakened to acquire, and
+// why it is not one. One worker. C schedules A and waits (acquire) until A
+// runs, which is after the worker, waking, handed its role on (A4: a release
+// CAS that sets `notified`, state pending). C then schedules B: its fast path
+// reads `notified` set and leaves Sync alone (A2), and C shuts down. The
+// worker may read the shutdown state, miss B in its relaxed loads of the
+// global queue and leave; J's join() then reads the worker's unregister()
+// fetch_sub. B still reaches J's drain with an acquire-only shutdown CAS: B's
+// push is sequenced before the seq_cst fence of C's notify(), which is a
+// release fence, and that fence synchronizes with J's acquire because J reads
+// a value from the hypothetical release sequence of C's later CAS on Sync
+// ([atomics.fences]/2; every write to Sync is a read-modify-write, so the
+// worker's fetch_sub is in it). A regression test for P2, not a mutant
+// killer: the killers are the two models below.
 struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
     struct Signals : Counted {
         rl::atomic<int> running{0};
@@ -187,6 +190,76 @@ struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
             pool->schedule(a);
             while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
             pool->schedule(b);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
+// shutdown_happens_before_join (issue 9): B1's promise that everything the
+// thread calling shutdown() did before it happens before join() returns, on
+// any thread. C schedules A (spawning the one worker), writes a plain
+// variable, shuts down; J joins and reads it. While the worker is running or
+// not yet started, shutdown()'s CAS takes no closer (it has no event call to
+// make), so the only path from C to J is the release sequence that CAS heads
+// and the worker's unregister() fetch_sub continues. Kills that CAS weakened
+// to acquire: J's read races with C's write (a data race, in any scheduler).
+struct ShutdownHappensBeforeJoin : Model<ShutdownHappensBeforeJoin, 2, 1> {
+    Pool* pool = nullptr;
+    Counted a;
+    rl::var<int> written{0};
+    void before() {
+        Model::before();
+        zap::Config config = model_config(1);
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            RL_ASSERT(written($).load() == 1);
+            RL_ASSERT(a.runs($).load() == 1);
+        } else {
+            pool->schedule(a);
+            written($).store(1);
+            pool->shutdown();
+        }
+    }
+    void after() { delete pool; }
+};
+
+// shutdown_publishes_others_pushes (issue 9): P2 through a third thread. S
+// schedules A, waits (acquire) until A runs - after the worker's hand-over
+// set `notified` - schedules B on the fast path, and tells C (release). C
+// shuts down; J joins. B's push happens before C's shutdown() only through
+// S's flag: S writes nothing to Sync after its fence, so the fence argument
+// of shutdown_publishes_pushes does not apply, and J reaches B's push only
+// through the release sequence headed by C's CAS. With that CAS acquire-only,
+// the worker and J may both read the global queue from before B's push
+// (stale relaxed loads, which Relacy draws only under its random scheduler),
+// the worker leaves, J's drain finds nothing, and B never runs.
+struct ShutdownPublishesOthersPushes : Model<ShutdownPublishesOthersPushes, 3, 1> {
+    Pool* pool = nullptr;
+    ShutdownPublishesPushes::Signals a;
+    Counted b;
+    rl::atomic<int> scheduled{0};
+    void before() {
+        Model::before();
+        zap::Config config = model_config(1);
+        pool = new Pool(std::move(config));
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            pool->join();
+            RL_ASSERT(a.runs($).load() == 1);
+            RL_ASSERT(b.runs($).load() == 1);
+        } else if (index == 1) {
+            pool->schedule(a);
+            while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
+            pool->schedule(b);
+            // Synchronizes with C's acquire load: B's push happens before shutdown().
+            scheduled($).store(1, rl::mo_release);
+        } else {
+            while (scheduled($).load(rl::mo_acquire) == 0) P::spin_hint();
             pool->shutdown();
         }
     }
@@ -246,7 +319,11 @@ using JoinAfterExitModel = JoinOtherThread<true>;
 ZAP_MODEL_TEST(join_after_exit, JoinAfterExitModel, true, P::SpawnFailure::never,
                "join() called after the last worker left sees everything the workers did");
 ZAP_MODEL_TEST(shutdown_publishes_pushes, ShutdownPublishesPushes, true, P::SpawnFailure::never,
-               "a push whose schedule() took the fast path reaches join() through shutdown()'s release");
+               "a push whose schedule() took the fast path reaches join() through notify()'s fence");
+ZAP_MODEL_TEST(shutdown_happens_before_join, ShutdownHappensBeforeJoin, true, P::SpawnFailure::never,
+               "what the shutdown() caller did before it happens before join() returns");
+ZAP_MODEL_TEST(shutdown_publishes_others_pushes, ShutdownPublishesOthersPushes, true, P::SpawnFailure::never,
+               "a push that happens before shutdown() through a third thread reaches join()");
 ZAP_MODEL_TEST(warm_then_schedule, WarmThenSchedule, true, P::SpawnFailure::never,
                "a worker spawned by warm() runs the task scheduled after it, or join() does");
 ZAP_MODEL_TEST(handover_push, HandoverPush, false, P::SpawnFailure::never,
