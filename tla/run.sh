@@ -51,6 +51,10 @@ configs=(
   "MCMutWarmRerun         invariant:PoolSafety        no"
   "MCMutJoinTwice         temporal:JoinReturns        no"
   "MCMutCloserLeak        temporal:JoinReturns        no"
+  "MCWakeup               pass                        no"
+  "MCWakeOne              pass                        no"
+  "MCWakeupRetry          invariant:NoPushDuringSearch no"
+  "MCMutHandOver          invariant:SpawnsWithinTasks no"
 )
 
 deep=no
