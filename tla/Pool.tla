@@ -346,7 +346,8 @@ NFast(t) ==
 NSlow(t) ==
     LET s == sync
         w == nf[t].waking
-        giveBack == w /\ ~nf[t].more /\ ~s.notified /\ Mutation # "handover"
+        giveBack == /\ ~Seed /\ Mutation # "handover"   \* the seed always hands on
+                    /\ w /\ ~nf[t].more /\ ~s.notified
         canWake == ~giveBack /\ (w \/ s.state = "pending")
         n == [s EXCEPT !.notified = TRUE]
         dropRole == IF t \in Workers THEN waking' = [waking EXCEPT ![t] = FALSE]
