@@ -364,6 +364,7 @@ struct JoinFirstModel : Model<JoinFirstModel, 2, 1> {
 using Sync1w2tModel = SyncModel<1, 2, false>;
 using Sync2w1tChildModel = SyncModel<2, 1, true>;
 using Sync2w2tModel = SyncModel<2, 2, false>;
+using Sync2w2tChildModel = SyncModel<2, 2, true>;
 using SyncSpawnFailsFirstModel = SyncModel<1, 2, false>;
 using Pool1w1tModel = PoolModel<1, 1, false>;
 using Pool1w2tChildModel = PoolModel<1, 2, true>;
@@ -397,6 +398,14 @@ ZAP_MODEL_TEST(sync_2w_1t_child, Sync2w1tChildModel, false, P::SpawnFailure::nev
                "2 workers, a task and its child: none stranded");
 ZAP_MODEL_TEST(sync_2w_2t, Sync2w2tModel, false, P::SpawnFailure::never,
                "2 workers, 2 tasks from outside: none stranded");
+// Since issue 11 a waker that took the only task gives its role back, so in
+// sync_2w_1t_child the second worker is spawned by the child's notify,
+// after the push: it never steals while the owner pushes. With a second
+// task from outside the waker hands the role on (its search moved it, or
+// the push came during its search), and the second worker searches while
+// the first task pushes its child.
+ZAP_MODEL_TEST(sync_2w_2t_child, Sync2w2tChildModel, false, P::SpawnFailure::never,
+               "2 workers, 2 tasks from outside, one with a child: none stranded");
 ZAP_MODEL_TEST(sync_spawn_fails_first, SyncSpawnFailsFirstModel, false, P::SpawnFailure::first,
                "the first spawn fails: the next schedule() retries it");
 ZAP_MODEL_TEST(pool_1w_1t, Pool1w1tModel, true, P::SpawnFailure::never,

@@ -80,6 +80,12 @@ CONSTANTS
                   \*   "closerleak" shutdown() never gives its closer back
                   \*             (join() must then hang, not pass: the
                   \*             spin is not made to progress by fairness)
+                  \*   "handover" the rule before issue 11: a waking worker
+                  \*             always hands its role on after its first
+                  \*             task (A4), even when it moved no extra
+                  \*             task and no push came during its search;
+                  \*             not broken, only wasteful: it starts a
+                  \*             worker for nothing (SpawnsWithinTasks)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
@@ -89,7 +95,7 @@ ASSUME NTasks \in Nat /\ MaxFail \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
                      "before9", "failopen", "warmreload", "warmrerun",
-                     "closerleak"}
+                     "closerleak", "handover"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
@@ -141,7 +147,7 @@ VARIABLES
     pc,         \* program counter of every thread
     waking,     \* waking[w]: w holds the "waking worker" role
     isIdle,     \* isIdle[w]: wait()'s local is_idle (w counted itself in idle)
-    nf,         \* notify frame  [on, waking, spawn, ret]
+    nf,         \* notify frame  [on, waking, more, spawn, ret]
     wf,         \* Event.wait frame [e, acq, ret]
     kf,         \* Event.wake frame [e, val, all, ret]
     stack,      \* seed only: the registered-threads stack (head = newest)
@@ -151,7 +157,8 @@ VARIABLES
 vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
           waking, isIdle, nf, wf, kf, stack, joinst>>
 
-NoNotify == [on |-> FALSE, waking |-> FALSE, spawn |-> TRUE, ret |-> "none"]
+NoNotify == [on |-> FALSE, waking |-> FALSE, more |-> TRUE, spawn |-> TRUE,
+             ret |-> "none"]
 NoWait   == [e |-> "none", acq |-> EMPTY, ret |-> "none"]
 NoWake   == [e |-> "none", val |-> NOTIFIED, all |-> FALSE, ret |-> "none"]
 
@@ -182,8 +189,8 @@ TypeOK ==
     /\ pc \in [Threads -> Labels]
     /\ waking \in [Workers -> BOOLEAN]
     /\ isIdle \in [Workers -> BOOLEAN]
-    /\ nf \in [Threads -> [on : BOOLEAN, waking : BOOLEAN, spawn : BOOLEAN,
-                           ret : Labels \cup {"none"}]]
+    /\ nf \in [Threads -> [on : BOOLEAN, waking : BOOLEAN, more : BOOLEAN,
+                           spawn : BOOLEAN, ret : Labels \cup {"none"}]]
     /\ wf \in [Threads -> [e : Events \cup {"none"}, acq : EvStates,
                            ret : Labels \cup {"none"}]]
     /\ kf \in [Threads -> [e : Events \cup {"none"}, val : EvStates,
@@ -212,8 +219,9 @@ Init ==
     /\ joinst = "open"
 
 \* Helpers to "call" a procedure: set the frame and jump to its entry label.
-CallNotify(t, isWaking, ret) ==
-    /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> isWaking,
+\* notify(is_waking, more_work): more_work is the waker's found.pushed.
+CallNotify(t, isWaking, more, ret) ==
+    /\ nf' = [nf EXCEPT ![t] = [on |-> TRUE, waking |-> isWaking, more |-> more,
                                 spawn |-> TRUE, ret |-> ret]]
     /\ pc' = [pc EXCEPT ![t] = "n_fast"]
 
@@ -329,10 +337,18 @@ NFast(t) ==
     /\ UNCHANGED <<sync, waking, kf, fails>>
 
 \* Slow path: one successful CAS (or a return decided on a fresh load).
+\* Give-back (issue 11): a waker whose search moved no extra task
+\* (more_work = found.pushed false) and that finds `notified` still clear
+\* (no schedule() reached its slow path since its wait() cleared it) sets
+\* the state back to pending, leaves `notified` clear and wakes nobody.
+\* A CAS that fails on a word changed by such a push is, in this model,
+\* the same step taken on the new word: it sees `notified` and hands on.
 NSlow(t) ==
     LET s == sync
         w == nf[t].waking
-        canWake == w \/ s.state = "pending"
+        giveBack == /\ ~Seed /\ Mutation # "handover"   \* the seed always hands on
+                    /\ w /\ ~nf[t].more /\ ~s.notified
+        canWake == ~giveBack /\ (w \/ s.state = "pending")
         n == [s EXCEPT !.notified = TRUE]
         dropRole == IF t \in Workers THEN waking' = [waking EXCEPT ![t] = FALSE]
                                      ELSE UNCHANGED waking
@@ -341,6 +357,10 @@ NSlow(t) ==
     /\ UNCHANGED fails
     /\ CASE s.state = "shutdown" ->
               NotifyReturn(t) /\ dropRole /\ UNCHANGED <<sync, kf>>
+         [] giveBack ->                            \* give the role back
+              /\ sync' = [s EXCEPT !.state = "pending"]   \* notified stays clear
+              /\ dropRole
+              /\ NotifyReturn(t) /\ UNCHANGED kf
          [] canWake /\ s.idle > 0 ->              \* wake an idle worker
               /\ sync' = [n EXCEPT !.state = "signaled"]
               /\ dropRole
@@ -504,16 +524,20 @@ WWait(w) ==
     /\ UNCHANGED <<queued, ran, holding, stack, nf, kf>>
 
 \* pop(): take a task if there is one.  `pushed` (the steal moved more than
-\* one task into our buffer) is approximated by "tasks are left".  Then
-\* notify(is_waking) if pushed or waking, before running the task.
+\* one task into our buffer) is possible only if tasks are left, and need
+\* not be set then (the others may sit in other rings, or in a queue whose
+\* consumer lock another thread holds): a free choice when tasks are left,
+\* FALSE otherwise.  Then notify(is_waking, pushed) if pushed or waking,
+\* before running the task.
 WPop(w) ==
     /\ pc[w] = "w_pop"
     /\ IF queued > 0
          THEN /\ queued' = queued - 1
               /\ holding' = [holding EXCEPT ![w] = TRUE]
-              /\ IF queued > 1 \/ waking[w]
-                   THEN CallNotify(w, waking[w], "w_run")
-                   ELSE Goto(w, "w_run") /\ UNCHANGED nf
+              /\ \E pushed \in IF queued > 1 THEN BOOLEAN ELSE {FALSE} :
+                   IF pushed \/ waking[w]
+                     THEN CallNotify(w, waking[w], pushed, "w_run")
+                     ELSE Goto(w, "w_run") /\ UNCHANGED nf
          ELSE /\ Goto(w, "w_wait")
               /\ UNCHANGED <<queued, holding, nf>>
     /\ UNCHANGED <<sync, waking, isIdle, ran, stack, wf, kf>>
@@ -584,7 +608,7 @@ MSched(t) ==
     /\ pc[t] = "m_sched"
     /\ IF scheduled < NTasks
          THEN /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
-              /\ CallNotify(t, FALSE, "m_sched")
+              /\ CallNotify(t, FALSE, TRUE, "m_sched")
          ELSE /\ Goto(t, IF DoShutdown THEN "m_shutdown" ELSE "m_idle")
               /\ UNCHANGED <<queued, scheduled, nf>>
     /\ UNCHANGED <<sync, kf, wf, ran, joinst>>
@@ -724,7 +748,8 @@ AWarm(t) ==
     /\ IF sync.spawned < 1 /\ sync.state # "shutdown"
          THEN /\ sync' = [sync EXCEPT !.spawned = @ + 1]
               /\ nf' = [nf EXCEPT ![t] =
-                          [on |-> TRUE, waking |-> FALSE, spawn |-> TRUE,
+                          [on |-> TRUE, waking |-> FALSE, more |-> TRUE,
+                           spawn |-> TRUE,
                            ret |-> IF WarmReloads THEN "a_reload" ELSE "done"]]
               /\ Goto(t, "n_spawn")
          ELSE Goto(t, "done") /\ UNCHANGED <<sync, nf>>
@@ -789,6 +814,20 @@ OneWaking ==
     /\ \A w \in Workers : waking[w] => sync.state \in {"waking", "shutdown"}
 
 SpawnBound == sync.spawned <= MaxThreads
+
+\* Issue 11: no more workers started than tasks scheduled (configurations
+\* without warm()).  The old hand-over rule (Mutation "handover") breaks
+\* it: the waker of the only task starts a second worker, which finds
+\* nothing.  A performance property, not a correctness one.
+SpawnsWithinTasks == sync.spawned <= scheduled
+
+\* Not a property: a witness.  Violated in a state where a waker whose
+\* search moved no extra task is about to make its notify_slow CAS on a
+\* word whose `notified` a schedule() set after the waker cleared it (the
+\* CAS retry path of the give-back; it must hand the role on).
+NoPushDuringSearch ==
+    ~\E w \in Workers : /\ pc[w] = "n_slow" /\ nf[w].waking /\ ~nf[w].more
+                        /\ sync.notified /\ sync.state = "waking"
 
 \* Task accounting, and: once a join() has returned every task has run.
 TaskConservation ==

@@ -53,6 +53,10 @@ configs=(
   "MCMutWarmRerun         invariant:PoolSafety        no"
   "MCMutJoinTwice         temporal:JoinReturns        no"
   "MCMutCloserLeak        temporal:JoinReturns        no"
+  "MCWakeup               pass                        no"
+  "MCWakeOne              pass                        no"
+  "MCWakeupRetry          invariant:NoPushDuringSearch no"
+  "MCMutHandOver          invariant:SpawnsWithinTasks no"
   # Protocol H (helping waits, src/zap/helping_wait.hpp): tla/Help.tla
   "HelpOne                pass                        no   Help"
   "HelpSmall              pass                        no   Help"

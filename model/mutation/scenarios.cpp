@@ -267,16 +267,19 @@ struct ShutdownPublishesOthersPushes : Model<ShutdownPublishesOthersPushes, 3, 1
 };
 
 // handover_push: the store-buffering pair of A2/A5 across a hand-over of
-// the waking role. Two workers; the main thread schedules A and waits (a
-// relaxed flag) until A runs: by then the worker that took A has handed its
-// role on (notify(true) set `notified` and spawned the second worker). Then
-// it schedules B and waits on a WaitGroup without shutting down. B's
-// notify() may read `notified` still set and return; then the second
-// worker, whose CAS clears it, must find B after its fence, or every worker
-// sleeps with B queued (a deadlock). Kills notify()'s seq_cst fence weakened
-// to acq_rel: the second worker's fence alone does not order B's push
-// before its search ([atomics.order]/4 needs a seq_cst fence on both sides).
-// sync_2w_2t has the same shape but needs about 760 K random executions.
+// the waking role. Two workers; the main thread schedules A1 and A2 in one
+// batch and waits (a relaxed flag) until one of them runs: by then the
+// worker that took it has handed its role on (its search moved the other
+// task into its ring, found.pushed, so notify(true) set `notified` and
+// spawned the second worker; with A alone it would give the role back, A3,
+// and leave `notified` clear). Then it schedules B and waits on a WaitGroup
+// without shutting down. B's notify() may read `notified` still set and
+// return; then the second worker, whose CAS clears it, must find B after
+// its fence, or every worker sleeps with B queued (a deadlock). Kills
+// notify()'s seq_cst fence weakened to acq_rel: the second worker's fence
+// alone does not order B's push before its search ([atomics.order]/4 needs
+// a seq_cst fence on both sides). sync_2w_2t has the same shape but needs
+// about 760 K random executions.
 struct HandoverPush : Model<HandoverPush, 1, 2> {
     struct Job : Counted {
         HandoverPush* model = nullptr;
@@ -290,16 +293,19 @@ struct HandoverPush : Model<HandoverPush, 1, 2> {
     };
     Pool* pool = nullptr;
     WaitGroup group;
-    Job jobs[2];
+    Job jobs[3];
     rl::atomic<int> a_ran{0};
     void thread(unsigned) {
         zap::Config config = model_config(2);
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
-        group.add(2);
-        pool->schedule(jobs[0]);
+        group.add(3);
+        Batch a;
+        a.push(jobs[0]);
+        a.push(jobs[1]);
+        pool->schedule(std::move(a));
         while (a_ran($).load(rl::mo_relaxed) == 0) P::spin_hint();
-        pool->schedule(jobs[1]);
+        pool->schedule(jobs[2]);
         group.wait();
         expect_each_once(jobs);
         delete pool;

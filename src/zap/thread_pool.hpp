@@ -18,11 +18,22 @@
 //         - else spawned < max_threads: state = signaled, spawned += 1, then
 //           a thread is spawned (A7 if that fails);
 //       otherwise a waking worker that found nobody to hand on to sets the
-//       state back to pending.
+//       state back to pending. The give-back: a waking worker with no more
+//       work to share (A4) whose CAS finds `notified` clear only sets state
+//       = pending, leaves `notified` clear and wakes nobody; if a schedule()
+//       set `notified` since its wait() cleared it, the CAS sees that (or
+//       fails on it and retries) and it hands its role on as above.
 //   A4. A worker's run loop: wait(); then run what find() returns until it
-//       returns nothing. After taking its first task, a waking worker hands
-//       the role on with notify(is_waking) (A3), and so does any worker that
-//       moved extra tasks into its ring (others can steal them).
+//       returns nothing. After taking its first task, a waking worker calls
+//       notify(is_waking) (A3), and so does any worker that moved extra
+//       tasks into its ring (others can steal them). The waker hands its
+//       role on only if it may have more work to share: its search moved
+//       extra tasks (found.pushed), or a schedule() set `notified` again.
+//       Otherwise it gives the role back (A3): a worker woken for nothing
+//       would only search and sleep again (an idle-pool round trip paid two
+//       futex wakes instead of one, bench/wakeup-analysis.md). Nothing is
+//       stranded by that: the waker searches again before it can sleep, and
+//       a push after its CAS finds state pending and wakes a worker itself.
 //   A5. wait(): if `notified`, clear it with a CAS (acquire) - leaving
 //       `signaled` for `waking` if the signal was meant for a waker - then
 //       a seq_cst fence (pairs with A2) and return to searching. If not,
@@ -318,27 +329,32 @@ private:
         notify_slow(false, true);
     }
 
-    // Protocol A2 (is_waking false) or A4's hand-over of the waking role.
-    void notify(bool is_waking = false) noexcept {
+    // Protocol A2 (is_waking false) or A4's hand-over (or give-back) of the
+    // waking role; more_work is the waker's found.pushed.
+    void notify(bool is_waking = false, bool more_work = true) noexcept {
         if (!is_waking) {
             // Pairs with the fence in wait() (A5): either that worker's search
             // sees our push, or we see `notified` cleared and take the slow path.
             Platform::fence(std::memory_order_seq_cst);
             if (load_sync().notified) return;
         }
-        notify_slow(is_waking, true);
+        notify_slow(is_waking, true, more_work);
     }
 
     // Protocol A3 (and A7 with allow_spawn false).
-    void notify_slow(bool is_waking, bool allow_spawn) noexcept {
+    void notify_slow(bool is_waking, bool allow_spawn, bool more_work = true) noexcept {
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
             ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
-            const bool can_wake = is_waking || sync.state == detail::State::pending;
+            // The give-back (A3): a waker whose search moved no extra task
+            // and that sees no push since wait() cleared `notified` wakes
+            // nobody for nothing.
+            const bool give_back = is_waking && !more_work && !sync.notified;
+            const bool can_wake = !give_back && (is_waking || sync.state == detail::State::pending);
             const bool wake_idle = can_wake && sync.idle > 0;
             const bool spawn = can_wake && !wake_idle && allow_spawn && sync.spawned < max_threads_;
             Sync next = sync;
-            next.notified = true;
+            next.notified = !give_back;
             if (wake_idle || spawn) {
                 next.state = detail::State::signaled;
                 next.spawned += spawn ? 1 : 0;
@@ -513,7 +529,7 @@ private:
         Stole found;
         while (wait(self, is_waking)) {
             while (find(self, found)) {
-                if (found.pushed || is_waking) notify(is_waking);
+                if (found.pushed || is_waking) notify(is_waking, found.pushed);
                 is_waking = false;
                 found.task->run();
             }
@@ -610,6 +626,8 @@ private:
         Stole found;
         while (!group.zero()) {  // H1
             if (find(self, found, true)) {  // H2: its own newest task first
+                // A waking helper always hands its role on (no A4 give-back:
+                // tla/Help.tla models the helper that way).
                 if (found.pushed || is_waking) notify(is_waking);
                 is_waking = false;
                 found.task->run();
