@@ -148,113 +148,119 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
-// shutdown_publishes_pushes (issue 9): the interleaving an outside review
-// proposed as a counterexample for shutdown()'s CAS weakened to acquire, and
-// why it is not one. One worker. C schedules A and waits (acquire) until A
-// runs, which is after the worker, waking, handed its role on (A4: a release
-// CAS that sets `notified`, state pending). C then schedules B: its fast path
-// reads `notified` set and leaves Sync alone (A2), and C shuts down. The
-// worker may read the shutdown state, miss B in its relaxed loads of the
-// global queue and leave; J's join() then reads the worker's unregister()
-// fetch_sub. B still reaches J's drain with an acquire-only shutdown CAS: B's
-// push is sequenced before the seq_cst fence of C's notify(), which is a
-// release fence, and that fence synchronizes with J's acquire because J reads
-// a value from the hypothetical release sequence of C's later CAS on Sync
-// ([atomics.fences]/2; every write to Sync is a read-modify-write, so the
-// worker's fetch_sub is in it). A regression test for P2, not a mutant
-// killer: the killers are the two models below.
-struct ShutdownPublishesPushes : Model<ShutdownPublishesPushes, 2, 1> {
+// The issue 9 scenarios below share this frame: a pool of one worker,
+// created before the threads start and deleted after they end, thread 0
+// joins it. handed_on() schedules A and A2 as one batch and returns once A
+// runs: the worker took both (its search moved A2 into its ring,
+// found.pushed), so it handed the waking role on before running A (A4; with
+// nobody to hand it to, notify_slow() set state pending with `notified`
+// set, A3). A schedule() after that reads `notified` set and takes the fast
+// path (A2). With A alone the worker would give the role back with
+// `notified` clear, and the next schedule() would take the slow path, whose
+// release CAS on Sync publishes its push to join() by itself.
+template <class Derived, rl::thread_id_t Static>
+struct OneWorkerJoin : Model<Derived, Static, 1> {
     struct Signals : Counted {
         rl::atomic<int> running{0};
         Signals() : Counted(&run) {}
         static void run(Task* t) {
             Counted::bump(t);
-            // Synchronizes with C's acquire load below.
+            // Synchronizes with handed_on()'s acquire load.
             static_cast<Signals*>(t)->running($).store(1, rl::mo_release);
         }
     };
     Pool* pool = nullptr;
     Signals a;
-    Counted b;
+    Counted a2;
     void before() {
-        Model::before();
+        Model<Derived, Static, 1>::before();
         zap::Config config = model_config(1);
         pool = new Pool(std::move(config));
     }
-    void thread(unsigned index) {
-        if (index == 0) {
-            pool->join();
-            RL_ASSERT(a.runs($).load() == 1);
-            RL_ASSERT(b.runs($).load() == 1);
-        } else {
-            pool->schedule(a);
-            while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
-            pool->schedule(b);
-            pool->shutdown();
-        }
+    void handed_on() {
+        Batch batch;
+        batch.push(a);
+        batch.push(a2);
+        pool->schedule(std::move(batch));
+        while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
+    }
+    // Thread 0's part: join, then every task ran once.
+    void join_and_check(Counted& b) {
+        pool->join();
+        RL_ASSERT(a.runs($).load() == 1 && a2.runs($).load() == 1 && b.runs($).load() == 1);
     }
     void after() { delete pool; }
 };
 
+// shutdown_publishes_pushes (issue 9): the interleaving an outside review
+// proposed as a counterexample for shutdown()'s CAS weakened to acquire, and
+// why it is not one. C waits for the hand-over (handed_on), schedules B on
+// the fast path and shuts down. The worker may read the shutdown state, miss
+// B in its relaxed loads of the global queue and leave; J's join() then
+// reads the worker's unregister() fetch_sub. B still reaches J's drain with
+// an acquire-only shutdown CAS: B's push is sequenced before the seq_cst
+// fence of C's notify(), which is a release fence, and that fence
+// synchronizes with J's acquire because J reads a value from the
+// hypothetical release sequence of C's later CAS on Sync ([atomics.fences]/2;
+// every write to Sync is a read-modify-write, so the worker's fetch_sub is
+// in it). A regression test for P2, not a mutant killer: the killers are the
+// two models below.
+struct ShutdownPublishesPushes : OneWorkerJoin<ShutdownPublishesPushes, 2> {
+    Counted b;
+    void thread(unsigned index) {
+        if (index == 0) {
+            join_and_check(b);
+        } else {
+            handed_on();
+            pool->schedule(b);
+            pool->shutdown();
+        }
+    }
+};
+
 // shutdown_happens_before_join (issue 9): B1's promise that everything the
 // thread calling shutdown() did before it happens before join() returns, on
-// any thread. C schedules A (spawning the one worker), writes a plain
+// any thread. C schedules B (spawning the one worker), writes a plain
 // variable, shuts down; J joins and reads it. While the worker is running or
 // not yet started, shutdown()'s CAS takes no closer (it has no event call to
 // make), so the only path from C to J is the release sequence that CAS heads
 // and the worker's unregister() fetch_sub continues. Kills that CAS weakened
 // to acquire: J's read races with C's write (a data race, in any scheduler).
-struct ShutdownHappensBeforeJoin : Model<ShutdownHappensBeforeJoin, 2, 1> {
-    Pool* pool = nullptr;
-    Counted a;
+// Uses only the frame's pool (no hand-over needed).
+struct ShutdownHappensBeforeJoin : OneWorkerJoin<ShutdownHappensBeforeJoin, 2> {
+    Counted b;
     rl::var<int> written{0};
-    void before() {
-        Model::before();
-        zap::Config config = model_config(1);
-        pool = new Pool(std::move(config));
-    }
     void thread(unsigned index) {
         if (index == 0) {
             pool->join();
             RL_ASSERT(written($).load() == 1);
-            RL_ASSERT(a.runs($).load() == 1);
+            RL_ASSERT(b.runs($).load() == 1);
         } else {
-            pool->schedule(a);
+            pool->schedule(b);
             written($).store(1);
             pool->shutdown();
         }
     }
-    void after() { delete pool; }
 };
 
 // shutdown_publishes_others_pushes (issue 9): P2 through a third thread. S
-// schedules A, waits (acquire) until A runs - after the worker's hand-over
-// set `notified` - schedules B on the fast path, and tells C (release). C
-// shuts down; J joins. B's push happens before C's shutdown() only through
-// S's flag: S writes nothing to Sync after its fence, so the fence argument
-// of shutdown_publishes_pushes does not apply, and J reaches B's push only
-// through the release sequence headed by C's CAS. With that CAS acquire-only,
-// the worker and J may both read the global queue from before B's push
-// (stale relaxed loads, which Relacy draws only under its random scheduler),
-// the worker leaves, J's drain finds nothing, and B never runs.
-struct ShutdownPublishesOthersPushes : Model<ShutdownPublishesOthersPushes, 3, 1> {
-    Pool* pool = nullptr;
-    ShutdownPublishesPushes::Signals a;
+// waits for the hand-over (handed_on), schedules B on the fast path, and
+// tells C (release). C shuts down; J joins. B's push happens before C's
+// shutdown() only through S's flag: S writes nothing to Sync after its fence,
+// so the fence argument of shutdown_publishes_pushes does not apply, and J
+// reaches B's push only through the release sequence headed by C's CAS. With
+// that CAS acquire-only, the worker and J may both read the global queue from
+// before B's push (stale relaxed loads, which Relacy draws only under its
+// random scheduler), the worker leaves, J's drain finds nothing, and B never
+// runs.
+struct ShutdownPublishesOthersPushes : OneWorkerJoin<ShutdownPublishesOthersPushes, 3> {
     Counted b;
     rl::atomic<int> scheduled{0};
-    void before() {
-        Model::before();
-        zap::Config config = model_config(1);
-        pool = new Pool(std::move(config));
-    }
     void thread(unsigned index) {
         if (index == 0) {
-            pool->join();
-            RL_ASSERT(a.runs($).load() == 1);
-            RL_ASSERT(b.runs($).load() == 1);
+            join_and_check(b);
         } else if (index == 1) {
-            pool->schedule(a);
-            while (a.running($).load(rl::mo_acquire) == 0) P::spin_hint();
+            handed_on();
             pool->schedule(b);
             // Synchronizes with C's acquire load: B's push happens before shutdown().
             scheduled($).store(1, rl::mo_release);
@@ -263,7 +269,6 @@ struct ShutdownPublishesOthersPushes : Model<ShutdownPublishesOthersPushes, 3, 1
             pool->shutdown();
         }
     }
-    void after() { delete pool; }
 };
 
 // handover_push: the store-buffering pair of A2/A5 across a hand-over of
