@@ -40,7 +40,10 @@ void steal_and_run(Buffer& mine, Buffer& victim) {
 // the store/load path (5c-5e) while the thief holds a view from before the
 // first: a thief that claimed two slots with one CAS would take the second
 // one too (seed steal-half-one-cas). Each task runs exactly once.
-struct TakeBackNested : Model<TakeBackNested, 2> {
+// Shared by take_back_nested and pop_back_drain: three pushes near the
+// wrap, the owner unwinds them newest first (Derived::unwind), a thief steals.
+template <class Derived>
+struct ThreeUnwoundAgainstAThief : Model<Derived, 2> {
     Buffer owner{near_wrap};
     Buffer thief{near_wrap - 2};
     Counted tasks[3];
@@ -48,8 +51,7 @@ struct TakeBackNested : Model<TakeBackNested, 2> {
     void thread(unsigned index) {
         if (index == 0) {
             push_each(owner, tasks, 3);
-            for (int i = 2; i >= 0; --i)
-                if (owner.take_back(tasks[i])) tasks[i].run();
+            static_cast<Derived*>(this)->unwind();
         } else {
             steal_and_run(thief, owner);
         }
@@ -57,6 +59,13 @@ struct TakeBackNested : Model<TakeBackNested, 2> {
     void after() {
         while (Task* t = owner.pop()) t->run();
         expect_each_once(tasks);
+    }
+};
+
+struct TakeBackNested : ThreeUnwoundAgainstAThief<TakeBackNested> {
+    void unwind() {
+        for (int i = 2; i >= 0; --i)
+            if (owner.take_back(tasks[i])) tasks[i].run();
     }
 };
 ZAP_MODEL_TEST(take_back_nested, TakeBackNested, true, P::SpawnFailure::never,
@@ -126,22 +135,9 @@ ZAP_MODEL_TEST(take_back_after_steal, TakeBackAfterSteal, true, P::SpawnFailure:
 // slot and takes it back (step 5): each task runs exactly once, whichever
 // path each pop takes (seed take-back-no-cas: the last task both popped and
 // stolen).
-struct PopBackDrain : Model<PopBackDrain, 2> {
-    Buffer owner{near_wrap};
-    Buffer thief{near_wrap - 2};
-    Counted tasks[3];
-
-    void thread(unsigned index) {
-        if (index == 0) {
-            push_each(owner, tasks, 3);
-            while (Task* t = owner.pop_back()) t->run();
-        } else {
-            steal_and_run(thief, owner);
-        }
-    }
-    void after() {
-        while (Task* t = owner.pop()) t->run();
-        expect_each_once(tasks);
+struct PopBackDrain : ThreeUnwoundAgainstAThief<PopBackDrain> {
+    void unwind() {
+        while (Task* t = owner.pop_back()) t->run();
     }
 };
 ZAP_MODEL_TEST(pop_back_drain, PopBackDrain, true, P::SpawnFailure::never,
