@@ -8,7 +8,9 @@
 //               in a 2-thread arena; serial fib for scale
 //
 // Each figure is the median of `runs` runs (min in brackets). Build in
-// Release (see CMakeLists.txt). Usage: zap_take_back [runs]
+// Release (see CMakeLists.txt). Usage: zap_take_back [runs] [fib]
+// With `fib`, only the zap fib(30) lines (bench/rayon/compare alternates
+// them with rayon's).
 #include <zap/zap.hpp>
 
 #if ZAP_BENCH_TBB
@@ -169,10 +171,28 @@ void print(const char* what, Figure f, const char* unit) {
     std::printf("%-58s %9.2f %s  (min %.2f)\n", what, f.median, unit, f.min);
 }
 
+// fib(30) with one parallel_invoke per call, on 1 and on 2 workers.
+void fib_zap_lines(int runs) {
+    for (std::uint32_t workers : {1u, 2u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = workers});
+        const std::string what = "fib(30) zap parallel_invoke, " + std::to_string(workers) + " worker(s) (ms)";
+        print(what.c_str(), time_fib(runs, [&] {
+                  long result = 0;
+                  run_on_pool(pool, [&] { result = fib_zap(pool, 30); });
+                  return result;
+              }),
+              "ms");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+    if (argc > 2 && std::string(argv[2]) == "fib") {
+        fib_zap_lines(runs);
+        return 0;
+    }
     std::printf("zap take_back bench: %d runs each, median (min); %u hardware threads\n", runs,
                 std::thread::hardware_concurrency());
 
@@ -205,16 +225,7 @@ int main(int argc, char** argv) {
     const long calls = 2 * fib_serial(31) - 1;  // calls of fib(30), one fork per call above n < 2
     std::printf("fib(30): %ld calls\n", calls);
     print("fib(30) serial, 1 thread (ms)", time_fib(runs, [] { return fib_serial(30); }), "ms");
-    for (std::uint32_t workers : {1u, 2u}) {
-        zap::ThreadPool pool(zap::Config{.max_threads = workers});
-        const std::string what = "fib(30) zap parallel_invoke, " + std::to_string(workers) + " worker(s) (ms)";
-        print(what.c_str(), time_fib(runs, [&] {
-                  long result = 0;
-                  run_on_pool(pool, [&] { result = fib_zap(pool, 30); });
-                  return result;
-              }),
-              "ms");
-    }
+    fib_zap_lines(runs);
 #if ZAP_BENCH_TBB
     {
         tbb::task_arena arena(2);

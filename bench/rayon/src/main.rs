@@ -1,6 +1,7 @@
 // fib(30) with one rayon::join per call and no cutoff, on a pool of 2
 // threads: the same shape as bench/take_back's parallel_invoke line.
-// Usage: zap_rayon_fib [runs]   (prints median and min in ms)
+// Usage: zap_rayon_fib [runs] [threads]   (prints median and min in ms;
+// threads defaults to 2)
 use std::time::Instant;
 
 fn fib(n: u64) -> u64 {
@@ -13,7 +14,8 @@ fn fib(n: u64) -> u64 {
 
 fn main() {
     let runs: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(7);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool of 2 threads");
+    let threads: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(2);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a rayon thread pool");
     assert_eq!(pool.install(|| fib(30)), 832_040); // warm-up and check
     let mut ms: Vec<f64> = (0..runs)
         .map(|_| {
@@ -24,5 +26,5 @@ fn main() {
         })
         .collect();
     ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("fib(30) rayon::join, pool of 2 (ms)  {:.2} ms  (min {:.2})", ms[ms.len() / 2], ms[0]);
+    println!("fib(30) rayon::join, pool of {} (ms)  {:.2} ms  (min {:.2})", threads, ms[ms.len() / 2], ms[0]);
 }
