@@ -326,23 +326,30 @@ private:
     // whoever took it.
     void notify_hint() noexcept {
         if (load_sync().notified) return;  // a hint: relaxed, no fence (above)
-        notify_slow(false, true);
+        notify_slow({});
     }
 
-    // Protocol A2 (is_waking false) or A4's hand-over (or give-back) of the
-    // waking role; more_work is the waker's found.pushed.
-    void notify(bool is_waking = false, bool more_work = true) noexcept {
-        if (!is_waking) {
+    // Who calls notify() and what it may do (A2-A4, A7).
+    struct Notice {
+        bool is_waking = false;    // the waking worker, handing its role on (A4)
+        bool more_work = true;     // false: a waker whose search moved no extra task (A3's give-back)
+        bool allow_spawn = true;   // false: A7's re-run, which may only wake an idle worker
+    };
+
+    // Protocol A2 (a pusher) or A4's hand-over (or give-back) of the waking role.
+    void notify(Notice notice = {}) noexcept {
+        if (!notice.is_waking) {
             // Pairs with the fence in wait() (A5): either that worker's search
             // sees our push, or we see `notified` cleared and take the slow path.
             Platform::fence(std::memory_order_seq_cst);
             if (load_sync().notified) return;
         }
-        notify_slow(is_waking, true, more_work);
+        notify_slow(notice);
     }
 
     // Protocol A3 (and A7 with allow_spawn false).
-    void notify_slow(bool is_waking, bool allow_spawn, bool more_work = true) noexcept {
+    void notify_slow(Notice notice) noexcept {
+        const auto [is_waking, more_work, allow_spawn] = notice;
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
             ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
@@ -481,7 +488,7 @@ private:
             join_event_.notify();  // B3: no worker is left to do it
             release_closer();
         } else if (signaled && sync.state != detail::State::shutdown && undone.spawned > 0) {
-            notify_slow(false, false);  // once it gave its reservations back, only a signaler may (P5)
+            notify_slow({.allow_spawn = false});  // once it gave its reservations back, only a signaler may (P5)
         }
     }
 
@@ -528,11 +535,7 @@ private:
         bool is_waking = false;
         Stole found;
         while (wait(self, is_waking)) {
-            while (find(self, found)) {
-                if (found.pushed || is_waking) notify(is_waking, found.pushed);
-                is_waking = false;
-                found.task->run();
-            }
+            while (find(self, found)) run_found(found, is_waking, true);
         }
         while (find(self, found)) found.task->run();  // B2: help drain
         // Until none is left: the drain cannot take this over, since an idle
@@ -543,6 +546,17 @@ private:
         if (config_.on_thread_exit) config_.on_thread_exit();
         Platform::set_current_context(nullptr);
         unregister();
+    }
+
+    // A4 (and H2): before running a found task, a waking worker hands its
+    // role on - or gives it back (A3) when `may_give_back` and its search
+    // moved no extra task - and a search that moved extra tasks wakes
+    // another worker to share them.
+    void run_found(Stole found, bool& is_waking, bool may_give_back) noexcept {
+        if (found.pushed || is_waking)
+            notify({.is_waking = is_waking, .more_work = found.pushed || !may_give_back});
+        is_waking = false;
+        found.task->run();
     }
 
     // newest_first: a helping wait's search (H2), which takes its own ring's newest task.
@@ -628,9 +642,7 @@ private:
             if (find(self, found, true)) {  // H2: its own newest task first
                 // A waking helper always hands its role on (no A4 give-back:
                 // tla/Help.tla models the helper that way).
-                if (found.pushed || is_waking) notify(is_waking);
-                is_waking = false;
-                found.task->run();
+                run_found(found, is_waking, false);
                 continue;
             }
             owes = false;  // searched everything after the notification (as a worker's A4 loop does)
@@ -649,7 +661,7 @@ private:
                 shut_down = load_sync(std::memory_order_acquire).state == detail::State::shutdown;
             }
         }
-        if (owes || is_waking) notify(is_waking);  // H8
+        if (owes || is_waking) notify({.is_waking = is_waking});  // H8
         return armed;
     }
 
