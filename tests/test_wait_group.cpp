@@ -88,6 +88,69 @@ struct Parent : zap::Task {
 };
 }  // namespace
 
+// The production platform, except that a futex wake by the thread marked
+// `held` stops after waking, before returning, until the test lets it go: a
+// done() preempted between its wake and its last write (clearing WAKING).
+// Counts the spin hints and the timed futex waits the other threads make.
+struct HeldWakePlatform : zap::StdPlatform {
+    static inline std::atomic<std::thread::id> held{};
+    static inline std::atomic<bool> release{false};
+    static inline std::atomic<bool> holding{false};
+    static inline std::atomic<long> spins{0};
+    static inline std::atomic<long> timed_waits{0};
+    static void spin_hint() noexcept {
+        spins.fetch_add(1);  // a counter only
+        zap::StdPlatform::spin_hint();
+    }
+    static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
+                           Loc loc = Loc::current()) noexcept {
+        if (timeout != nullptr) timed_waits.fetch_add(1);  // a counter only
+        return zap::StdPlatform::futex_wait(word, expected, timeout, loc);
+    }
+    static void futex_wake(Atomic<std::uint32_t>& word, std::uint32_t count, Loc loc = Loc::current()) noexcept {
+        zap::StdPlatform::futex_wake(word, count, loc);
+        if (held.load() != std::this_thread::get_id()) return;
+        holding = true;
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    }
+};
+
+TEST(WaitGroup, WaitForAPreemptedDoneSleepsInsteadOfSpinning) {
+    // A waiter woken by the last done() must still wait for that done() to
+    // clear WAKING (W1). If that thread is preempted there, a spinning waiter
+    // burns its whole time slice (3-4 ms per wait were measured; a higher
+    // real-time priority would never let the done() run again). The wait must
+    // turn into timed sleeps after a short spin (backoff.hpp). Here the done()
+    // is held for 50 ms: the old pure spin made about a million spin hints
+    // and no timed wait.
+    HeldWakePlatform::release = false;
+    HeldWakePlatform::holding = false;
+    HeldWakePlatform::timed_waits = 0;
+    zap::BasicWaitGroup<HeldWakePlatform> group;
+    group.add(1);
+    std::atomic<bool> returned{false};
+    std::thread waiter([&] {
+        group.wait();
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});  // lets the waiter set WAITERS and sleep
+    std::thread doer([&] {
+        HeldWakePlatform::held = std::this_thread::get_id();
+        group.done();
+    });
+    while (!HeldWakePlatform::holding.load()) std::this_thread::yield();
+    HeldWakePlatform::spins = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    EXPECT_FALSE(returned.load()) << "wait() returned while the last done() was still waking (W1)";
+    const long spins = HeldWakePlatform::spins.load();
+    HeldWakePlatform::release = true;
+    doer.join();
+    waiter.join();
+    EXPECT_TRUE(returned.load());
+    EXPECT_LE(spins, 1000) << "the waiter spun on WAKING instead of sleeping";
+    EXPECT_GE(HeldWakePlatform::timed_waits.load(), 1) << "the waiter never slept in a timed wait";
+}
+
 TEST(WaitGroup, WaitOnAWorkerRunsPoolTasks) {
     zap::ThreadPool pool(zap::Config{.max_threads = 1});
     std::atomic<int> ran{0};

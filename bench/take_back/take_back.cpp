@@ -6,12 +6,18 @@
 //   fib(30)     one parallel_invoke per call, no cut-off, 2 workers: zap
 //               against oneTBB's tbb::parallel_invoke and tbb::task_group
 //               in a 2-thread arena; serial fib for scale
+//   idle wait   a helping wait on a worker with nothing to run, 300 ms: the
+//               CPU time its thread used and its voluntary context switches
+//               (a poller shows hundreds; a woken wait sleeps once)
 //
 // Each figure is the median of `runs` runs (min in brackets). Build in
 // Release (see CMakeLists.txt). Usage: zap_take_back [runs] [fib]
 // With `fib`, only the zap fib(30) lines (bench/rayon/compare alternates
 // them with rayon's).
 #include <zap/zap.hpp>
+
+#include <sys/resource.h>
+#include <time.h>
 
 #if ZAP_BENCH_TBB
 #include <tbb/parallel_invoke.h>
@@ -121,6 +127,53 @@ Figure fork_cost(zap::ThreadPool& pool, int runs, bool under_outer) {
     return summarize(samples);
 }
 
+// The calling thread's CPU time in microseconds (CLOCK_THREAD_CPUTIME_ID:
+// the scheduler's exact runtime; getrusage's user/system split is sampled at
+// the tick) and its voluntary context switches (Linux: RUSAGE_THREAD).
+struct ThreadUsage {
+    double cpu_us;
+    long switches;
+    static ThreadUsage now() {
+        timespec cpu{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+        rusage usage{};
+        getrusage(RUSAGE_THREAD, &usage);
+        return {static_cast<double>(cpu.tv_sec) * 1e6 + static_cast<double>(cpu.tv_nsec) / 1e3, usage.ru_nvcsw};
+    }
+};
+
+// A task of `pool` waits `ms` on a WaitGroup that this thread completes,
+// with nothing else to run; returns what the wait cost the waiting thread.
+ThreadUsage idle_wait_cost(zap::ThreadPool& pool, int ms) {
+    zap::WaitGroup group;
+    group.add(1);
+    std::atomic<bool> waiting{false};
+    ThreadUsage cost{};
+    struct Waiter : zap::Task {
+        zap::WaitGroup* group;
+        std::atomic<bool>* waiting;
+        ThreadUsage* cost;
+        zap::WaitGroup finished;
+        Waiter(zap::WaitGroup& g, std::atomic<bool>& w, ThreadUsage& c) : zap::Task(&run), group(&g), waiting(&w), cost(&c) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Waiter*>(t);
+            const ThreadUsage before = ThreadUsage::now();
+            self->waiting->store(true);
+            self->group->wait();
+            const ThreadUsage after = ThreadUsage::now();
+            *self->cost = {after.cpu_us - before.cpu_us, after.switches - before.switches};
+            self->finished.done();
+        }
+    } waiter(group, waiting, cost);
+    waiter.finished.add(1);
+    pool.schedule(waiter);
+    while (!waiting.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    group.done();
+    waiter.finished.wait();
+    return cost;
+}
+
 long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
 
 long fib_zap(zap::ThreadPool& pool, int n) {
@@ -220,6 +273,20 @@ int main(int argc, char** argv) {
         print("un-stolen parallel_invoke, 2 workers (other busy), ring empty", fork_cost(pool, runs, false), "ns");
         print("un-stolen parallel_invoke, 2 workers (other busy), task below", fork_cost(pool, runs, true), "ns");
         stop = true;
+    }
+
+    for (std::uint32_t workers : {1u, 2u}) {
+        zap::ThreadPool pool(zap::Config{.max_threads = workers});
+        std::vector<double> cpu;
+        std::vector<double> switches;
+        for (int r = 0; r < std::min(runs, 3); ++r) {
+            const ThreadUsage cost = idle_wait_cost(pool, 300);
+            cpu.push_back(cost.cpu_us);
+            switches.push_back(static_cast<double>(cost.switches));
+        }
+        const std::string what = "helping wait, nothing to do, 300 ms, " + std::to_string(workers) + " worker(s): CPU";
+        print(what.c_str(), summarize(cpu), "us");
+        std::printf("%-58s %9.0f\n", "  and voluntary context switches (median)", summarize(switches).median);
     }
 
     const long calls = 2 * fib_serial(31) - 1;  // calls of fib(30), one fork per call above n < 2

@@ -85,9 +85,10 @@
 //       waits for that mark (a WaitGroup, whose W1 lets it return only after
 //       the claimer's last touch of it).
 //   B5. The claimer waits (join event) until state is shutdown and spawned
-//       is 0, then spins until closers is 0 (acquire: every worker's and
+//       is 0, then polls until closers is 0 (acquire: every worker's and
 //       closer's writes happen before; a closer has only futex wakes left,
-//       which never block). Drain: run every task left in any queue or ring,
+//       which never block, so nobody wakes the claimer for it: it spins
+//       briefly, then sleeps in short timed waits, backoff.hpp). Drain: run every task left in any queue or ring,
 //       on this thread, until a full pass finds nothing (tasks it runs may
 //       schedule more).
 //   B6. The claimer joins every worker's OS thread, then returns. From then
@@ -118,6 +119,7 @@
 #pragma once
 
 #include <zap/assert.hpp>
+#include <zap/backoff.hpp>
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
@@ -506,8 +508,9 @@ private:
             // Synchronizes with every worker's release in unregister() (B3).
             sync = load_sync(std::memory_order_acquire);
         }
+        detail::Backoff<Platform> backoff;
         while (sync.idle != 0) {
-            Platform::spin_hint();  // a closer has only futex wakes left (P5)
+            backoff.pause(sync_, sync.encode());  // a closer has only futex wakes left (P5)
             // Synchronizes with release_closer().
             sync = load_sync(std::memory_order_acquire);
         }

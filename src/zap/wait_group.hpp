@@ -16,7 +16,10 @@
 //      its last touch of the group.
 //   3. wait() returns once the count is zero and WAKING is clear, so a
 //      waiter that destroys the group right after cannot pull the word from
-//      under a done() still waking (W1).
+//      under a done() still waking (W1). Nobody wakes it for that last
+//      bit: it polls, spinning briefly, then sleeping in short timed futex
+//      waits (backoff.hpp), so a done() preempted while waking costs the
+//      waiter no CPU.
 //   4. On a thread running a task of a zap pool, wait() first helps: it runs
 //      that pool's tasks and sleeps where new work and the count both wake
 //      it (Protocol H, helping_wait.hpp). When the pool cannot help (not a
@@ -32,6 +35,7 @@
 #pragma once
 
 #include <zap/assert.hpp>
+#include <zap/backoff.hpp>
 #include <zap/helping_wait.hpp>
 #include <zap/worker.hpp>
 
@@ -93,12 +97,13 @@ private:
     // Step 3, and step 4's outside wait: sleeps on the word until the count is
     // zero, then waits for WAKING to clear (W1).
     void sleep_until_done() noexcept {
+        detail::Backoff<Platform> backoff;
         for (;;) {
             // Synchronizes with the release CAS of every done() (step 2).
             const std::uint32_t state = state_.load(std::memory_order_acquire);
             if ((state & count_mask) == 0) {
                 if ((state & waking) == 0) return;
-                Platform::spin_hint();  // W1: the last done() is still waking
+                backoff.pause(state_, state);  // W1: the last done() is still waking (it may be preempted)
                 continue;
             }
             if ((state & waiters) == 0) {
