@@ -104,6 +104,10 @@ config_properties() {
        /^[A-Z]+/{on=0} on && NF {print $1}' "$1"
 }
 
+# True when the run just made ($rc, $out) exited with code $1 and printed a
+# line matching $2.
+tlc_said() { [ "$rc" -eq "$1" ] && grep -q "$2" "$out"; }
+
 failures=0
 printf '%-20s %-30s %-9s %10s %6s %8s\n' config expected result distinct depth seconds
 for line in "${configs[@]}"; do
@@ -132,42 +136,15 @@ for line in "${configs[@]}"; do
   depth=$(sed -n 's/^The depth of the complete state graph search is \([0-9]*\).*/\1/p' "$out" | tail -1)
   [ -n "$depth" ] || depth=$(grep -c '^State [0-9]*:' "$out")  # trace length
   case "$expect" in
-    pass)
-      if [ $rc -eq 0 ] && grep -q 'Model checking completed. No error has been found.' "$out"; then
-        result=ok
-      else
-        result=FAIL
-      fi ;;
-    invariant:*)
-      inv=${expect#invariant:}
-      if [ $rc -eq 12 ] && grep -q "^Error: Invariant $inv is violated" "$out"; then
-        result=ok
-      else
-        result=FAIL
-      fi ;;
-    deadlock)
-      if [ $rc -eq 11 ] && grep -q '^Error: Deadlock reached' "$out"; then
-        result=ok
-      else
-        result=FAIL
-      fi ;;
-    action:*)
-      act=${expect#action:}
-      if [ $rc -eq 13 ] && grep -q "^Error: Action property $act is violated" "$out"; then
-        result=ok
-      else
-        result=FAIL
-      fi ;;
-    temporal:*)
-      prop=${expect#temporal:}
-      props=$(config_properties "$cfg" | tr '\n' ' ')
-      if [ $rc -eq 13 ] && grep -q '^Error: Temporal properties were violated' "$out" \
-         && [ "$props" = "$prop " ]; then
-        result=ok
-      else
-        result=FAIL
-      fi ;;
-  esac
+    pass)        tlc_said 0 'Model checking completed. No error has been found.' ;;
+    invariant:*) tlc_said 12 "^Error: Invariant ${expect#invariant:} is violated" ;;
+    deadlock)    tlc_said 11 '^Error: Deadlock reached' ;;
+    action:*)    tlc_said 13 "^Error: Action property ${expect#action:} is violated" ;;
+    temporal:*)  # TLC does not name it: the configuration checks only that one
+                 tlc_said 13 '^Error: Temporal properties were violated' \
+                   && [ "$(config_properties "$cfg" | tr '\n' ' ')" = "${expect#temporal:} " ] ;;
+    *)           false ;;
+  esac && result=ok || result=FAIL
   printf '%-20s %-30s %-9s %10s %6s %8s\n' "$name" "$expect" "$result" \
     "${distinct:-?}" "${depth:-?}" "$secs"
   if [ $result != ok ]; then

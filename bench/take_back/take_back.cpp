@@ -43,21 +43,23 @@ using Clock = std::chrono::steady_clock;
 // Keeps an empty half from being optimized away.
 inline void touch() { asm volatile("" ::: "memory"); }
 
+// A task running `body`; `finished` reaches zero once it has returned.
+struct Job : zap::Task {
+    const std::function<void()>* body;
+    zap::WaitGroup finished;
+    explicit Job(const std::function<void()>& b) : zap::Task(&run), body(&b) { finished.add(1); }
+    static void run(zap::Task* t) {
+        auto* self = static_cast<Job*>(t);
+        (*self->body)();
+        self->finished.done();
+    }
+};
+
 // Runs `body` as a task of `pool` and waits for it from this thread.
 void run_on_pool(zap::ThreadPool& pool, const std::function<void()>& body) {
-    struct Job : zap::Task {
-        const std::function<void()>* body;
-        zap::WaitGroup done;
-        explicit Job(const std::function<void()>& b) : zap::Task(&run), body(&b) {}
-        static void run(zap::Task* t) {
-            auto* self = static_cast<Job*>(t);
-            (*self->body)();
-            self->done.done();
-        }
-    } job(body);
-    job.done.add(1);
+    Job job(body);
     pool.schedule(job);
-    job.done.wait();
+    job.finished.wait();
 }
 
 struct Figure {
@@ -149,28 +151,19 @@ ThreadUsage idle_wait_cost(zap::ThreadPool& pool, int ms) {
     group.add(1);
     std::atomic<bool> waiting{false};
     ThreadUsage cost{};
-    struct Waiter : zap::Task {
-        zap::WaitGroup* group;
-        std::atomic<bool>* waiting;
-        ThreadUsage* cost;
-        zap::WaitGroup finished;
-        Waiter(zap::WaitGroup& g, std::atomic<bool>& w, ThreadUsage& c) : zap::Task(&run), group(&g), waiting(&w), cost(&c) {}
-        static void run(zap::Task* t) {
-            auto* self = static_cast<Waiter*>(t);
-            const ThreadUsage before = ThreadUsage::now();
-            self->waiting->store(true);
-            self->group->wait();
-            const ThreadUsage after = ThreadUsage::now();
-            *self->cost = {after.cpu_us - before.cpu_us, after.switches - before.switches};
-            self->finished.done();
-        }
-    } waiter(group, waiting, cost);
-    waiter.finished.add(1);
-    pool.schedule(waiter);
+    const std::function<void()> wait_for_group = [&] {
+        const ThreadUsage before = ThreadUsage::now();
+        waiting = true;
+        group.wait();
+        const ThreadUsage after = ThreadUsage::now();
+        cost = {after.cpu_us - before.cpu_us, after.switches - before.switches};
+    };
+    Job job(wait_for_group);
+    pool.schedule(job);
     while (!waiting.load()) std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds{ms});
     group.done();
-    waiter.finished.wait();
+    job.finished.wait();
     return cost;
 }
 

@@ -351,23 +351,23 @@ private:
 
     // Protocol A3 (and A7 with allow_spawn false).
     void notify_slow(Notice notice) noexcept {
-        const auto [is_waking, more_work, allow_spawn] = notice;
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
-            ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
+            ZAP_ASSERT(!notice.is_waking || sync.state == detail::State::waking,
+                       "internal: waker without waking state");
             // The give-back (A3): a waker whose search moved no extra task
             // and that sees no push since wait() cleared `notified` wakes
             // nobody for nothing.
-            const bool give_back = is_waking && !more_work && !sync.notified;
-            const bool can_wake = !give_back && (is_waking || sync.state == detail::State::pending);
+            const bool give_back = notice.is_waking && !notice.more_work && !sync.notified;
+            const bool can_wake = !give_back && (notice.is_waking || sync.state == detail::State::pending);
             const bool wake_idle = can_wake && sync.idle > 0;
-            const bool spawn = can_wake && !wake_idle && allow_spawn && sync.spawned < max_threads_;
+            const bool spawn = can_wake && !wake_idle && notice.allow_spawn && sync.spawned < max_threads_;
             Sync next = sync;
             next.notified = !give_back;
             if (wake_idle || spawn) {
                 next.state = detail::State::signaled;
                 next.spawned += spawn ? 1 : 0;
-            } else if (is_waking) {
+            } else if (notice.is_waking) {
                 next.state = detail::State::pending;  // nobody to hand the role to
             } else if (sync.notified) {
                 return;  // someone is bound to look already

@@ -93,31 +93,6 @@ public:
         if (armed != nullptr) disarm(*armed);
     }
 
-private:
-    // Step 3, and step 4's outside wait: sleeps on the word until the count is
-    // zero, then waits for WAKING to clear (W1).
-    void sleep_until_done() noexcept {
-        detail::Backoff<Platform> backoff;
-        for (;;) {
-            // Synchronizes with the release CAS of every done() (step 2).
-            const std::uint32_t state = state_.load(std::memory_order_acquire);
-            if ((state & count_mask) == 0) {
-                if ((state & waking) == 0) return;
-                backoff.pause(state_, state);  // W1: the last done() is still waking (it may be preempted)
-                continue;
-            }
-            if ((state & waiters) == 0) {
-                std::uint32_t expected = state;
-                // Announces a sleeper to done(); publishes nothing.
-                state_.compare_exchange_weak(expected, state | waiters, std::memory_order_relaxed,
-                                             std::memory_order_relaxed);
-                continue;
-            }
-            Platform::futex_wait(state_, state, nullptr);
-        }
-    }
-
-public:
     // True once every add() has been matched by a done(), and the group may be destroyed.
     bool is_done() const noexcept {
         return (state_.load(std::memory_order_acquire) & (count_mask | waking)) == 0;  // as in wait()
@@ -156,6 +131,29 @@ public:
     }
 
 private:
+    // Step 3, and step 4's outside wait: sleeps on the word until the count is
+    // zero, then waits for WAKING to clear (W1).
+    void sleep_until_done() noexcept {
+        detail::Backoff<Platform> backoff;
+        for (;;) {
+            // Synchronizes with the release CAS of every done() (step 2).
+            const std::uint32_t state = state_.load(std::memory_order_acquire);
+            if ((state & count_mask) == 0) {
+                if ((state & waking) == 0) return;
+                backoff.pause(state_, state);  // W1: the last done() is still waking (it may be preempted)
+                continue;
+            }
+            if ((state & waiters) == 0) {
+                std::uint32_t expected = state;
+                // Announces a sleeper to done(); publishes nothing.
+                state_.compare_exchange_weak(expected, state | waiters, std::memory_order_relaxed,
+                                             std::memory_order_relaxed);
+                continue;
+            }
+            Platform::futex_wait(state_, state, nullptr);
+        }
+    }
+
     // H8: called by a helper that called arm(), once the count is zero and WAKING clear.
     void disarm(Helpers& word) noexcept {
         Helpers* named = &word;
