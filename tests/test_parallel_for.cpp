@@ -132,13 +132,26 @@ TEST(ParallelFor, AllocatesNothing) {
     EXPECT_EQ(sum.load(), 2 * (64L * (999L * 1000 / 2) + 1000L * (63L * 64 / 2)));
 }
 
-TEST(ParallelFor, CallerOutsideThePoolRunsTheLowestPieceItself) {
-    zap::ThreadPool pool(threads(2));
-    std::thread::id first_index_ran_on;
-    pool.parallel_for(0, 1000, [&](int i) {
-        if (i == 0) first_index_ran_on = std::this_thread::get_id();
-    });
-    EXPECT_EQ(first_index_ran_on, std::this_thread::get_id());
+TEST(ParallelFor, CallerOutsideThePoolRunsExactlyTheLowestPiece) {
+    // From outside the pool the caller runs the lowest piece itself (step 2)
+    // and sleeps while the workers run the rest, so the indices it ran are
+    // exactly one piece: [0, piece). 1024 indices: the automatic grain
+    // 1024 / (4 x threads) gives 256 on one thread and 128 on two; Grain{10}
+    // halves down to 8. One piece for the whole range would fail, and so
+    // would pieces longer than the grain.
+    struct Case {
+        std::uint32_t threads;
+        zap::Grain grain;
+        std::size_t piece;
+    };
+    for (const Case c : {Case{1, {}, 256}, Case{2, {}, 128}, Case{4, zap::Grain{10}, 8}}) {
+        zap::ThreadPool pool(threads(c.threads));
+        const std::thread::id caller = std::this_thread::get_id();
+        std::vector<char> on_caller(1024, 0);  // one writer per index; parallel_for's return orders the reads
+        pool.parallel_for(0, 1024, [&](int i) { on_caller[i] = std::this_thread::get_id() == caller; }, c.grain);
+        for (std::size_t i = 0; i < on_caller.size(); ++i)
+            ASSERT_EQ(on_caller[i] != 0, i < c.piece) << "index " << i << ", " << c.threads << " threads";
+    }
 }
 
 TEST(ParallelFor, NestedLoopsOnAPoolOfOneThread) {
@@ -153,6 +166,24 @@ TEST(ParallelFor, NestedLoopsOnAPoolOfOneThread) {
     on_worker(pool, nested);  // every wait is on the one worker: it must help
     for (int c = 0; c < outer * inner; ++c) ASSERT_EQ(cells[c].exchange(0), 1) << c;
     nested();  // from outside: the caller's pieces nest on the caller
+    for (int c = 0; c < outer * inner; ++c) ASSERT_EQ(cells[c].load(), 1) << c;
+}
+
+TEST(ParallelFor, NestedLoopsPastTheHelpBoundOnOneThread) {
+    // With Config::max_help_depth 1 only the outermost wait on the worker may
+    // help; a deeper split would wait, without helping, for an upper half
+    // queued behind it on the only worker. It runs its range as one piece
+    // instead (wait_depth.hpp).
+    zap::Config config = threads(1);
+    config.max_help_depth = 1;
+    zap::ThreadPool pool(config);
+    constexpr int outer = 16, inner = 64;
+    std::vector<std::atomic<int>> cells(outer * inner);
+    on_worker(pool, [&] {
+        pool.parallel_for(0, outer, [&](int i) {
+            pool.parallel_for(0, inner, [&](int j) { cells[i * inner + j]++; }, zap::Grain{1});
+        }, zap::Grain{1});
+    });
     for (int c = 0; c < outer * inner; ++c) ASSERT_EQ(cells[c].load(), 1) << c;
 }
 

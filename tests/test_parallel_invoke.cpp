@@ -8,9 +8,25 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <new>
 #include <stdexcept>
 #include <thread>
+
+// Every operator new of this test binary is counted (ParallelInvoke.AllocatesNothing).
+namespace {
+std::atomic<long> heap_allocations{0};
+}
+
+void* operator new(std::size_t bytes) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);  // a counter only
+    if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
+    throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
 
 namespace {
 
@@ -51,6 +67,38 @@ int chain(zap::ThreadPool& pool, int depth) {
 }
 
 }  // namespace
+
+TEST(ParallelInvoke, AllocatesNothing) {
+    // The stealable half lives on the caller's frame, stolen or not, on a
+    // worker or outside the pool. Counted: every operator new of this binary.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);  // spawning a thread allocates; the forks must not
+    std::atomic<long> stolen{0};
+    std::function<long(int)> fib_noting_steals = [&](int n) -> long {
+        if (n < 2) return n;
+        const auto forker = std::this_thread::get_id();
+        long x = 0, y = 0;
+        pool.parallel_invoke([&] { x = fib_noting_steals(n - 1); }, [&] {
+            if (std::this_thread::get_id() != forker) stolen.fetch_add(1, std::memory_order_relaxed);
+            y = fib_noting_steals(n - 2);
+        });
+        return x + y;
+    };
+    long inside = -1, allocated_inside = -1;
+    run_on_pool(pool, [&] {
+        const long before = heap_allocations.load();
+        inside = fib_noting_steals(22);
+        allocated_inside = heap_allocations.load() - before;
+    });
+    const long before = heap_allocations.load();
+    const long outside = fib_noting_steals(22);
+    const long allocated_outside = heap_allocations.load() - before;
+    EXPECT_EQ(inside, fib_serial(22));
+    EXPECT_EQ(outside, fib_serial(22));
+    EXPECT_EQ(allocated_inside, 0);
+    EXPECT_EQ(allocated_outside, 0);
+    std::printf("halves stolen: %ld of %ld forks\n", stolen.load(), 2 * 28656L);
+}
 
 TEST(ParallelInvoke, OneWorkerRunsBothHalvesInOrderOnItsOwnThread) {
     zap::ThreadPool pool(zap::Config{.max_threads = 1});

@@ -188,6 +188,19 @@ TEST(TaskGroup, NestedHelpingStopsAtTheDepthBound) {
     std::printf("deepest nesting of waits on the worker: %u (bound %u)\n", deepest.load(), bound);
 }
 
+TEST(TaskGroup, ForkJoinDeeperThanTheHelpBoundOnOneThread) {
+    // Config::max_help_depth below the layer's own bound (WaitDepth): past
+    // it a wait on the only worker would sleep with its child queued behind
+    // it, for ever. The layer runs the child on the calling thread there
+    // instead (wait_depth.hpp), so recursion deeper than the bound completes.
+    for (const std::uint32_t bound : {1u, 4u, 16u}) {
+        zap::Config config = threads(1);
+        config.max_help_depth = bound;
+        zap::ThreadPool pool(config);
+        EXPECT_EQ(pool.submit([&] { return fib(pool, 20); }).get(), fib_serial(20)) << "max_help_depth " << bound;
+    }
+}
+
 TEST(TaskGroup, AWaitMayRunTheTaskThatNeedsTheWaitersLock) {
     // What the pool promises (docs/drop_in.md): a wait on a worker may run
     // any task of the pool on the waiting thread, the awaited child

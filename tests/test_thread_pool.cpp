@@ -3,9 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -364,9 +371,77 @@ TEST_P(Pool, TaskOfOnePoolSchedulesOntoAnother) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));
 
+TEST(PoolConfig, DefaultsAreTheContracts) {
+    const zap::Config config;
+    EXPECT_EQ(config.max_threads, std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(config.stack_size, std::size_t{4} << 20);
+    EXPECT_EQ(config.name, "zap");
+    EXPECT_FALSE(config.on_thread_start);
+    EXPECT_FALSE(config.on_thread_exit);
+}
+
 TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
     zap::ThreadPool pool(zap::Config{.max_threads = 0});
-    EXPECT_EQ(pool.max_threads(), zap::Config{}.max_threads);
+    EXPECT_EQ(pool.max_threads(), std::max(1u, std::thread::hardware_concurrency()));
+}
+
+TEST(PoolConfig, HooksBracketEveryTaskOfAWorkerAndWorkersAreNamed) {
+    // on_thread_start runs on a worker before its first task, on_thread_exit
+    // after its last; workers are named "<name> <n>". (join()'s drain may
+    // run leftovers on the joining thread, which has neither hook nor name:
+    // those are not checked.)
+    static thread_local int phase = 0;  // 0 before start, 1 between the hooks, 2 after exit
+    std::atomic<int> out_of_order{0}, started{0}, exited{0};
+    std::mutex names_lock;
+    std::set<std::string> names;
+    zap::Config config;
+    config.max_threads = 2;
+    config.name = "hooked";
+    config.on_thread_start = [&] {
+        if (phase != 0) out_of_order++;
+        phase = 1;
+        started++;
+    };
+    config.on_thread_exit = [&] {
+        if (phase != 1) out_of_order++;
+        phase = 2;
+        exited++;
+    };
+    const std::thread::id joiner = std::this_thread::get_id();
+    {
+        zap::ThreadPool pool(config);
+        pool.warm(2);
+        for (int i = 0; i < 200; ++i) pool.spawn([&] {
+            if (std::this_thread::get_id() == joiner) return;
+            if (phase != 1) out_of_order++;
+            char name[16] = {};
+            pthread_getname_np(pthread_self(), name, sizeof name);
+            const std::lock_guard<std::mutex> hold(names_lock);
+            names.insert(name);
+        });
+    }
+    EXPECT_EQ(out_of_order.load(), 0);
+    EXPECT_EQ(started.load(), 2);
+    EXPECT_EQ(exited.load(), 2);
+    EXPECT_FALSE(names.empty());
+    for (const std::string& name : names) EXPECT_TRUE(name == "hooked 0" || name == "hooked 1") << name;
+}
+
+// Not copyable, not movable: a pool's workers point back at it.
+static_assert(!std::is_copy_constructible_v<zap::ThreadPool> && !std::is_copy_assignable_v<zap::ThreadPool>);
+static_assert(!std::is_move_constructible_v<zap::ThreadPool> && !std::is_move_assignable_v<zap::ThreadPool>);
+
+TEST(PoolConfig, PositionalInitialisationFollowsTheContractsOrder) {
+    // Outside programs may write Config{threads, stack, name, start, exit}:
+    // members beyond the contract's (max_help_depth) come after its five.
+    int started = 0, exited = 0;
+    {
+        zap::ThreadPool pool(zap::Config{1, 1u << 20, "positional", [&] { ++started; }, [&] { ++exited; }});
+        EXPECT_EQ(pool.max_threads(), 1u);
+        pool.submit([] {}).get();
+    }  // join() orders the hooks' writes before these reads
+    EXPECT_EQ(started, 1);
+    EXPECT_EQ(exited, 1);
 }
 
 TEST(PoolConfig, TooManyThreadsIsRejected) {

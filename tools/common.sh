@@ -28,12 +28,18 @@ zap_install_deps() {
   fi
 }
 
-# zap_build PRESET: configure and build with at most two jobs (the machine has two cores).
+# zap_build PRESET [TARGET...]: configure and build (everything, or the
+# targets named) with at most two jobs (the machine has two cores).
 zap_build() {
   local preset=$1
-  echo "== build: $preset"
+  shift
+  echo "== build: $preset${*:+ ($*)}"
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j2
+  if (($#)); then
+    cmake --build --preset "$preset" -j2 --target "$@"
+  else
+    cmake --build --preset "$preset" -j2
+  fi
 }
 
 # zap_ctest PRESET LABEL: runs one label. ctest prints a line per test (the

@@ -19,17 +19,22 @@ struct Config {
     std::size_t stack_size = 4 << 20;
     // Workers are named "<name> <n>" (Linux keeps the first 15 bytes).
     std::string name = "zap";
+    // Runs on each worker before its first task, and after its last one.
+    // An exception escaping either calls std::terminate.
+    std::function<void()> on_thread_start = {};
+    std::function<void()> on_thread_exit = {};
+    // Not in the contract's list; last, so that the contract's members keep
+    // their positions in aggregate initialisation.
+    //
     // A wait on a worker runs pool tasks while it waits (helping_wait.hpp);
     // a task run that way may wait and help in turn, on the same stack. Past
     // this many nested helping waits on one worker, a wait only sleeps (woken
     // by its count): this bounds the stack nested waits can take. 0 means one
     // level per KiB of stack_size (4096 with the default stack); tasks with
-    // large frames need a lower bound or a larger stack.
+    // large frames need a lower bound or a larger stack. The drop-in layer
+    // (TaskGroup, parallel_for, for_each) runs its children inline on a worker
+    // at this bound, so its waits never sleep on work queued behind them.
     std::uint32_t max_help_depth = 0;
-    // Runs on each worker before its first task, and after its last one.
-    // An exception escaping either calls std::terminate.
-    std::function<void()> on_thread_start = {};
-    std::function<void()> on_thread_exit = {};
 };
 
 }  // namespace zap

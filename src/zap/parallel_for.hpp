@@ -25,8 +25,8 @@
 //      On a worker that wait runs other tasks of the pool meanwhile, so a
 //      nested parallel_for (a call of f that runs one) works on a pool of one
 //      thread. The wait is counted in WaitDepth: a split that would nest deeper
-//      than WaitDepth::max_wait_depth runs its whole range as one piece
-//      instead (wait_depth.hpp).
+//      than WaitDepth::max_wait_depth, or wait on a worker at the pool's own
+//      help bound, runs its whole range as one piece instead (wait_depth.hpp).
 //   5. When the outermost split has returned, every call of f has returned
 //      (each frame waited for its upper half); the first captured exception
 //      is rethrown.
@@ -78,7 +78,7 @@ public:
 
     // Step 2.
     void split(Unsigned lo, Unsigned hi) noexcept {
-        if (hi - lo <= grain_ || WaitDepth::exceeded()) {
+        if (hi - lo <= grain_ || WaitDepth::exceeded(pool_)) {
             run_piece(lo, hi);
             return;
         }

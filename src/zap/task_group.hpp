@@ -13,9 +13,10 @@
 //      running other tasks of the pool meanwhile (WaitGroup::wait), counted
 //      in WaitDepth - then rethrow the first captured exception, if any.
 //   4. Nesting bound: while this thread already has WaitDepth::max_wait_depth
-//      waits in progress, run(f) runs f at once on the calling thread
-//      (exceptions captured as in step 2) instead of scheduling it, so the
-//      wait that follows has nothing to help with (wait_depth.hpp).
+//      waits in progress, or is a worker at the pool's own help bound, run(f)
+//      runs f at once on the calling thread (exceptions captured as in step
+//      2) instead of scheduling it, so the wait that follows has nothing to
+//      help with (wait_depth.hpp).
 //   5. ~TaskGroup(): waits as in step 3 if children are still running. An
 //      exception no wait() reported is not dropped silently: the destructor
 //      calls std::terminate (as an exception escaping spawn() does), unless
@@ -66,7 +67,7 @@ public:
     // Steps 1 and 4.
     template <class F>
     void run(F&& f) {
-        if (detail::WaitDepth::exceeded()) {
+        if (detail::WaitDepth::exceeded(pool_)) {
             std::decay_t<F> inline_child(std::forward<F>(f));
             run_capturing(inline_child);
             return;

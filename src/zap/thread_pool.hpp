@@ -159,6 +159,10 @@ public:
     }
 
     // Runs every scheduled task (children included), then shuts down and joins.
+    // The contract's "wait until quiescent, then shut down" in one step: by
+    // now no other thread may call the pool (a call must return before the
+    // pool is destroyed, as for any object), so only running tasks can still
+    // schedule, and join()'s drain runs what they schedule (B2).
     ~BasicThreadPool() {
         shutdown();
         join();
@@ -268,6 +272,14 @@ public:
     }
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
+
+    // True on a worker of this pool already max_help_depth helping waits
+    // deep: a wait there only sleeps (H2's bound), so the drop-in layer runs
+    // children inline instead of queueing them behind it (wait_depth.hpp).
+    bool at_help_bound() const noexcept {
+        const Context* context = own_context();
+        return context != nullptr && context->worker != nullptr && at_help_bound(*context->worker);
+    }
 
     // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
     template <class F>
@@ -617,12 +629,14 @@ private:
             return nullptr;
         }
         Worker& self = *context.worker;
-        if (self.help_depth >= pool.max_help_depth()) return nullptr;  // H2: the depth bound
+        if (pool.at_help_bound(self)) return nullptr;  // H2: the depth bound
         self.help_depth += 1;
         const bool armed = pool.help_until_zero(self, group);
         self.help_depth -= 1;
         return armed ? &pool.helpers_ : nullptr;
     }
+
+    bool at_help_bound(const Worker& self) const noexcept { return self.help_depth >= max_help_depth(); }
 
     // Config::max_help_depth, or one level per help_frame_budget bytes of stack.
     std::uint32_t max_help_depth() const noexcept {

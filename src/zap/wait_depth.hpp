@@ -16,10 +16,14 @@
 // the calling thread, and parallel_for runs its range as one piece. Those run
 // to completion without waiting, so this thread's waits never nest deeper than
 // the bound. Sleeping instead of helping past the bound would not do: on a
-// pool of one thread the child the waiter sleeps for would never run. (The
-// pool's own bound, Config::max_help_depth, does sleep; it is one level per
-// KiB of stack by default, 4096 with a 4 MiB stack, and while it is above
-// this bound the layer's waits alone never reach it.)
+// pool of one thread the child the waiter sleeps for would never run.
+//
+// The pool has its own bound, Config::max_help_depth (one level per KiB of
+// stack by default, 4096 with a 4 MiB stack): past it a wait on a worker does
+// not help, it only sleeps. A user may set it, or the stack, below this one,
+// and raw WaitGroup waits count there too; so the layer also stops forking on
+// a worker that has reached the pool's bound (BasicThreadPool::at_help_bound).
+// Either way the layer never queues a child behind a wait that cannot run it.
 //
 // The count is a plain thread_local: the drop-in layer runs on real threads
 // (production, the chaos stress platform); the Relacy models do not
@@ -37,8 +41,12 @@ public:
     // 1 MiB worker stack.
     static constexpr std::uint32_t max_wait_depth = 128;
 
-    // True when this thread may not start another nested wait: fork nothing.
-    static bool exceeded() noexcept { return depth() >= max_wait_depth; }
+    // True when a wait on this thread must not have anything to wait for:
+    // fork nothing, run inline.
+    template <class Pool>
+    static bool exceeded(const Pool& pool) noexcept {
+        return depth() >= max_wait_depth || pool.at_help_bound();
+    }
 
     // Counts one wait while it is in progress.
     class Guard {
