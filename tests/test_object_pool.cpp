@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,39 @@ TEST(ObjectPool, GetWaitsForAPut) {
     getter.join();
     EXPECT_EQ(got, 8);
     EXPECT_EQ(pool.size(), 0u);
+}
+
+TEST(ObjectPool, GetForGetsAnObjectPutWhileItWaits) {
+    zap::ObjectPool<int> pool;
+    std::thread putter([&] {
+        std::this_thread::sleep_for(5ms);
+        pool.put(4);
+    });
+    EXPECT_EQ(pool.get_for(10s), 4);
+    putter.join();
+    EXPECT_EQ(pool.size(), 0u);
+}
+
+TEST(ObjectPool, AnObjectGoesToExactlyOneOfTwoWaiters) {
+    // put() hands its object to one waiter; the other keeps waiting until
+    // close() wakes it with nothing.
+    zap::ObjectPool<int> pool;
+    std::atomic<int> returned{0};
+    std::optional<int> got[2];
+    std::vector<std::thread> getters;
+    for (int i = 0; i < 2; ++i) getters.emplace_back([&, i] {
+        got[i] = pool.get();
+        returned++;
+    });
+    std::this_thread::sleep_for(5ms);  // most likely both asleep by now; the outcome is the same if not
+    pool.put(9);
+    while (returned.load() == 0) std::this_thread::yield();
+    std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(returned.load(), 1) << "one object, one getter";
+    EXPECT_TRUE(pool.close().empty());
+    for (std::thread& getter : getters) getter.join();
+    EXPECT_EQ((got[0] == 9) + (got[1] == 9), 1);
+    EXPECT_EQ(!got[0].has_value() + !got[1].has_value(), 1);
 }
 
 TEST(ObjectPool, CloseWakesEveryGetterAndReturnsEveryObject) {
