@@ -87,10 +87,10 @@
 //   B5. The claimer waits (join event) until state is shutdown and spawned
 //       is 0, then polls until closers is 0 (acquire: every worker's and
 //       closer's writes happen before; a closer has only futex wakes left,
-//       which never block, so nobody wakes the claimer for it: it spins
-//       briefly, then sleeps in short timed waits, backoff.hpp). Drain: run every task left in any queue or ring,
-//       on this thread, until a full pass finds nothing (tasks it runs may
-//       schedule more).
+//       which never block, so nobody wakes the claimer for them: it spins
+//       briefly, then sleeps in short timed waits, backoff.hpp). Drain: run
+//       every task left in any queue or ring, on this thread, until a full
+//       pass finds nothing (tasks it runs may schedule more).
 //   B6. The claimer joins every worker's OS thread, then returns. From then
 //       on nothing touches the pool, so it may be destroyed (P3).
 //
