@@ -178,3 +178,4 @@ endforeach()
 # (help_two_waiters: not found in 100 K random runs, both helpers must be
 # asleep before the outside thread schedules; its bites above fail it.)
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
+

@@ -16,6 +16,7 @@
 #include "mailbox_scenarios.hpp"
 #include "scenarios.hpp"
 #include "trace.hpp"
+#include "work_conserving_scenarios.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -76,6 +77,8 @@ const Scenario scenarios[] = {
      &stress::MailboxKit<zap::StdPlatform>::object_pool, &stress::MailboxKit<ChaosPlatform>::object_pool},
     {"helping_wait", "workers wait for groups done from outside or by new work, waits nest; each returns, sees the work",
      &stress::HelpingWaitKit<zap::StdPlatform>::helping_wait, &stress::HelpingWaitKit<ChaosPlatform>::helping_wait},
+    {"rendezvous", "k tasks that wait for each other, from outside or a task, batch or not, lazy or warm; all meet",
+     &stress::WorkConservingKit<zap::StdPlatform>::rendezvous, &stress::WorkConservingKit<ChaosPlatform>::rendezvous},
 };
 
 [[noreturn]] void usage(const char* why) {

@@ -105,7 +105,7 @@ TEST_P(BufferStart, StealTakesHalfRoundedUp) {
     typename Fixture<SmallRing>::Buffer::Stole stole{};
     ASSERT_TRUE(thief.steal(victim, stole));
     EXPECT_EQ(stole.task, &f.tasks[1]) << "the thief runs the last task it took";
-    EXPECT_TRUE(stole.pushed);
+    EXPECT_TRUE(stole.more);
     EXPECT_EQ(thief.pop(), &f.tasks[0]);
     EXPECT_EQ(victim.pop(), &f.tasks[2]);
     EXPECT_FALSE(thief.steal(victim, stole)) << "nothing left to steal";
@@ -118,7 +118,7 @@ TEST_P(BufferStart, ConsumeFillsTheRingFromAQueue) {
     queue.push(f.list(0, 7));
     typename Fixture<SmallRing>::Buffer::Stole stole{};
     ASSERT_TRUE(ring.consume(queue, stole));
-    EXPECT_TRUE(stole.pushed);
+    EXPECT_TRUE(stole.more);
     std::vector<int> seen(7, 0);
     ++seen[f.index(stole.task)];
     while (auto* t = ring.pop()) ++seen[f.index(t)];

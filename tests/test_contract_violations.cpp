@@ -84,7 +84,7 @@ TEST(ContractViolationDeathTest, ScheduleIdleOffAWorker) {
             Flag flag;
             pool.schedule_idle(flag);
         },
-        "contract violated: schedule_idle\\(\\) from a thread that is not a worker of this pool");
+        "contract violated: schedule_idle\\(\\) from a thread that is not running a task of this pool");
 }
 
 TEST(ContractViolationDeathTest, WaitGroupDoneMoreTimesThanAdd) {

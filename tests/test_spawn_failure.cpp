@@ -125,3 +125,68 @@ TEST(SpawnFailureRetry, AllFailingRunsOnTheJoiningThread) {
     expect_each_ran_once(tasks);
     EXPECT_EQ(FlakySpawn::started.load(), 0);
 }
+
+// With no worker, join()'s drain runs every task on the joining thread, and a
+// task that waits helps there. Before issue 19 such a wait took any leftover
+// task, oldest first, which waited and helped in turn: one stack level per
+// queued task (40,000 queued waiting tasks overflowed the stack, 92,484
+// frames). The drain now works as worker 0: a task's children go into that
+// ring and its wait takes its own newest child first (as on a worker), under
+// a depth bound. Each kind of waiting task, 50,000 of them queued.
+enum class Waits { parallel_invoke, wait_group, task_group };
+
+struct Waiter : Task {
+    Pool* pool = nullptr;
+    Waits how = Waits::parallel_invoke;
+    std::atomic<int>* children = nullptr;
+    Waiter() : Task(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<Waiter*>(t);
+        auto child = [c = self->children] { c->fetch_add(1); };
+        switch (self->how) {
+            case Waits::parallel_invoke:
+                self->pool->parallel_invoke(child, child);
+                break;
+            case Waits::wait_group: {
+                Counted leaf;
+                WaitGroup group;
+                group.add(1);
+                leaf.wg = &group;
+                self->pool->schedule(leaf);
+                group.wait();
+                self->children->fetch_add(2 * leaf.runs.load());
+                break;
+            }
+            case Waits::task_group: {
+                zap::BasicTaskGroup<FlakySpawn> group(*self->pool);
+                group.run(child);
+                group.run(child);
+                group.wait();
+                break;
+            }
+        }
+    }
+};
+
+class DrainDepth : public ::testing::TestWithParam<Waits> {};
+
+TEST_P(DrainDepth, QueuedWaitingTasksDoNotPileUpOnTheJoiningThread) {
+    FlakySpawn::reset(Failure::all);
+    constexpr int queued = 50000;
+    std::vector<Waiter> waiters(queued);
+    std::atomic<int> children{0};
+    {
+        Pool pool(zap::Config{.max_threads = 2});
+        for (auto& w : waiters) {
+            w.pool = &pool;
+            w.how = GetParam();
+            w.children = &children;
+            pool.schedule(w);
+        }
+    }  // the destructor's join() drains: every waiter runs (and waits) on this thread
+    EXPECT_EQ(children.load(), 2 * queued);
+    EXPECT_EQ(FlakySpawn::started.load(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Waits, DrainDepth,
+                         ::testing::Values(Waits::parallel_invoke, Waits::wait_group, Waits::task_group));

@@ -47,6 +47,8 @@ CONSTANTS
                   \* apart); the pool is freed when the last one returns
     Warmers,      \* threads that each call warm(1) once
     NTasks,       \* number of tasks the client schedules (one schedule each)
+    Fanout,       \* children the first task to run schedules from inside
+                  \* the pool (one schedule each), before it returns
     MaxFail,      \* how many OS thread spawns may fail in one behaviour
     DoShutdown,   \* FALSE: the client never shuts down (to isolate liveness)
     Seed,         \* TRUE: the seed protocol; FALSE: the fixed one
@@ -86,16 +88,22 @@ CONSTANTS
                   \*             task and no push came during its search;
                   \*             not broken, only wasteful: it starts a
                   \*             worker for nothing (SpawnsWithinTasks)
+                  \*   "before19" the rule before issue 19: only a waking
+                  \*             worker, or one whose search moved extra
+                  \*             tasks, calls notify before running what it
+                  \*             found; a worker that consumed a
+                  \*             notification and left work behind does not
+                  \*             (WorkConserving)
     WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
 
 ASSUME Main \notin Workers \cup Joiners \cup Warmers
 ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
-ASSUME NTasks \in Nat /\ MaxFail \in Nat
+ASSUME NTasks \in Nat /\ MaxFail \in Nat /\ Fanout \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
                      "before9", "failopen", "warmreload", "warmrerun",
-                     "closerleak", "handover"}
+                     "closerleak", "handover", "before19"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
@@ -104,6 +112,8 @@ Clients  == {Main} \cup Joiners \cup Warmers
 Threads  == Workers \cup Clients
 JoinThreads == IF Apart THEN Joiners ELSE {Main}
 MaxThreads == Cardinality(Workers)
+\* Every task that can ever be scheduled: the client's and the children.
+AllTasks == NTasks + Fanout
 
 \* The fix of issue 9 (closers in Sync, join() claimed, warm() touching
 \* the pool only while it holds a reservation or a closer): in the port,
@@ -147,6 +157,12 @@ VARIABLES
     pc,         \* program counter of every thread
     waking,     \* waking[w]: w holds the "waking worker" role
     isIdle,     \* isIdle[w]: wait()'s local is_idle (w counted itself in idle)
+    owes,       \* owes[w]: w consumed a notification and has not yet found
+                \* a task or an empty pool since (issue 19: it must not
+                \* leave work behind unannounced)
+    kids,       \* kids[w]: children the task w runs has still to schedule
+    forked,     \* the first task to run has taken the Fanout children on
+    born,       \* children scheduled so far (scheduled - born: the client's)
     nf,         \* notify frame  [on, waking, more, spawn, ret]
     wf,         \* Event.wait frame [e, acq, ret]
     kf,         \* Event.wake frame [e, val, all, ret]
@@ -155,7 +171,7 @@ VARIABLES
                 \* (done() called on the WaitGroup; before9: joined_ set)
 
 vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
-          waking, isIdle, nf, wf, kf, stack, joinst>>
+          waking, isIdle, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
 
 NoNotify == [on |-> FALSE, waking |-> FALSE, more |-> TRUE, spawn |-> TRUE,
              ret |-> "none"]
@@ -183,12 +199,16 @@ TypeOK ==
                  notified : BOOLEAN, state : States]
     /\ ev \in [Events -> EvStates]
     /\ sleepers \in [Events -> SUBSET Threads]
-    /\ queued \in 0..NTasks /\ scheduled \in 0..NTasks /\ ran \in 0..NTasks
+    /\ queued \in 0..AllTasks /\ scheduled \in 0..AllTasks /\ ran \in 0..AllTasks
     /\ holding \in [Threads -> BOOLEAN]
     /\ fails \in 0..MaxFail
     /\ pc \in [Threads -> Labels]
     /\ waking \in [Workers -> BOOLEAN]
     /\ isIdle \in [Workers -> BOOLEAN]
+    /\ owes \in [Workers -> BOOLEAN]
+    /\ kids \in [Workers -> 0..Fanout]
+    /\ forked \in BOOLEAN
+    /\ born \in 0..Fanout
     /\ nf \in [Threads -> [on : BOOLEAN, waking : BOOLEAN, more : BOOLEAN,
                            spawn : BOOLEAN, ret : Labels \cup {"none"}]]
     /\ wf \in [Threads -> [e : Events \cup {"none"}, acq : EvStates,
@@ -212,6 +232,10 @@ Init ==
                                 [] OTHER         -> "unborn"]
     /\ waking = [w \in Workers |-> FALSE]
     /\ isIdle = [w \in Workers |-> FALSE]
+    /\ owes = [w \in Workers |-> FALSE]
+    /\ kids = [w \in Workers |-> 0]
+    /\ forked = FALSE
+    /\ born = 0
     /\ nf = [t \in Threads |-> NoNotify]
     /\ wf = [t \in Threads |-> NoWait]
     /\ kf = [t \in Threads |-> NoWake]
@@ -284,7 +308,7 @@ Spurious(t) ==
     /\ pc[t] = "ew_sleep" /\ t \in sleepers[wf[t].e]
     /\ sleepers' = [sleepers EXCEPT ![wf[t].e] = @ \ {t}]
     /\ UNCHANGED <<sync, ev, queued, scheduled, ran, holding, fails, pc,
-                   waking, isIdle, nf, wf, kf, stack, joinst>>
+                   waking, isIdle, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
 
 \* wake(post, n), first half.  Fixed: CAS loop that leaves SHUTDOWN alone.
 \* Seed: unconditional swap.  The futex is called if the old word was
@@ -494,6 +518,7 @@ WStart(w) ==
     /\ stack' = IF Seed THEN <<w>> \o stack ELSE stack
     /\ Goto(w, "w_wait")
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, nf, wf, kf>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
 
 \* wait(is_waking): one turn of the loop, on a freshly loaded Sync word.
 WWait(w) ==
@@ -503,7 +528,7 @@ WWait(w) ==
               /\ Goto(w, IF Seed THEN "w_unreg" ELSE "w_sweep")
               /\ waking' = [waking EXCEPT ![w] = FALSE]
               /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
-              /\ UNCHANGED <<sync, wf>>
+              /\ UNCHANGED <<sync, wf, owes>>
          [] s.notified ->                          \* consume the notification
               /\ sync' = [s EXCEPT !.notified = FALSE,
                                    !.idle = IF isIdle[w] THEN @ - 1 ELSE @,
@@ -511,44 +536,71 @@ WWait(w) ==
               /\ waking' = [waking EXCEPT ![w] = @ \/ s.state = "signaled"
                                                    \/ Mutation = "wakeany"]
               /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
+              /\ owes' = [owes EXCEPT ![w] = TRUE]
               /\ Goto(w, "w_pop") /\ UNCHANGED wf
          [] ~isIdle[w] ->                          \* count ourselves idle
               /\ sync' = [s EXCEPT !.idle = @ + 1,
                                    !.state = IF waking[w] THEN "pending" ELSE @]
               /\ waking' = [waking EXCEPT ![w] = FALSE]
               /\ isIdle' = [isIdle EXCEPT ![w] = TRUE]
-              /\ UNCHANGED <<pc, wf>>
+              /\ UNCHANGED <<pc, wf, owes>>
          [] OTHER ->                               \* sleep on the idle event
               /\ CallWait(w, "idle", "w_wait")
-              /\ UNCHANGED <<sync, waking, isIdle>>
-    /\ UNCHANGED <<queued, ran, holding, stack, nf, kf>>
+              /\ UNCHANGED <<sync, waking, isIdle, owes>>
+    /\ UNCHANGED <<queued, ran, holding, stack, nf, kf, kids, forked, born, scheduled>>
 
 \* pop(): take a task if there is one.  `pushed` (the steal moved more than
 \* one task into our buffer) is possible only if tasks are left, and need
-\* not be set then (the others may sit in other rings, or in a queue whose
-\* consumer lock another thread holds): a free choice when tasks are left,
-\* FALSE otherwise.  Then notify(is_waking, pushed) if pushed or waking,
-\* before running the task.
+\* not be set then (the others may sit in other rings, or half of two is
+\* one): a free choice when tasks are left, FALSE otherwise.  `left` is the
+\* look the C++ takes after finding its task (thread_pool.hpp A4,
+\* Worker::sees_work): is work still queued anywhere?  A pop is exact here,
+\* so that look is exact too.  Then, before running the task:
+\*   - the waker calls notify(is_waking, more) with more = pushed \/ left:
+\*     it hands its role on while work is left, and gives it back only
+\*     when none is (issue 11's give-back, issue 19's condition);
+\*   - a worker whose search moved extra tasks calls notify();
+\*   - so does a worker that consumed a notification (owes) and leaves
+\*     work behind (issue 19): the notification may have covered it.
+\* "before19": the rule before issue 19 (more = pushed, no owes).
+\* The first task to run takes the Fanout children on (WRun pushes them).
 WPop(w) ==
     /\ pc[w] = "w_pop"
     /\ IF queued > 0
-         THEN /\ queued' = queued - 1
+         THEN LET left == queued > 1 IN
+              /\ queued' = queued - 1
               /\ holding' = [holding EXCEPT ![w] = TRUE]
-              /\ \E pushed \in IF queued > 1 THEN BOOLEAN ELSE {FALSE} :
-                   IF pushed \/ waking[w]
-                     THEN CallNotify(w, waking[w], pushed, "w_run")
-                     ELSE Goto(w, "w_run") /\ UNCHANGED nf
+              /\ kids' = IF forked THEN kids ELSE [kids EXCEPT ![w] = Fanout]
+              /\ forked' = TRUE
+              /\ \E pushed \in IF left THEN BOOLEAN ELSE {FALSE} :
+                   LET old == Mutation = "before19"
+                       more == IF old THEN pushed ELSE pushed \/ left
+                       announce == \/ pushed \/ waking[w]
+                                   \/ ~old /\ owes[w] /\ left
+                   IN IF announce
+                        THEN CallNotify(w, waking[w], more, "w_run")
+                        ELSE Goto(w, "w_run") /\ UNCHANGED nf
          ELSE /\ Goto(w, "w_wait")
-              /\ UNCHANGED <<queued, holding, nf>>
-    /\ UNCHANGED <<sync, waking, isIdle, ran, stack, wf, kf>>
+              /\ UNCHANGED <<queued, holding, nf, kids, forked>>
+    /\ owes' = [owes EXCEPT ![w] = FALSE]
+    /\ UNCHANGED <<sync, waking, isIdle, ran, scheduled, born, stack, wf, kf>>
 
-\* Run the task we hold (is_waking is already false here).
+\* Run the task we hold (is_waking is already false here): first it
+\* schedules its children, one schedule() (push, notify) each, then it
+\* returns.
 WRun(w) ==
     /\ pc[w] = "w_run"
-    /\ ran' = ran + 1
-    /\ holding' = [holding EXCEPT ![w] = FALSE]
-    /\ Goto(w, "w_pop")
-    /\ UNCHANGED <<sync, waking, isIdle, queued, stack, nf, wf, kf>>
+    /\ IF kids[w] > 0
+         THEN /\ kids' = [kids EXCEPT ![w] = @ - 1]
+              /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
+              /\ born' = born + 1
+              /\ CallNotify(w, FALSE, TRUE, "w_run")
+              /\ UNCHANGED <<ran, holding>>
+         ELSE /\ ran' = ran + 1
+              /\ holding' = [holding EXCEPT ![w] = FALSE]
+              /\ Goto(w, "w_pop")
+              /\ UNCHANGED <<kids, queued, scheduled, born, nf>>
+    /\ UNCHANGED <<sync, waking, isIdle, owes, forked, stack, wf, kf>>
 
 \* Fixed protocol: after Shutdown, run whatever is still queued.
 WSweep(w) ==
@@ -559,6 +611,7 @@ WSweep(w) ==
               /\ UNCHANGED pc
          ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran>>
     /\ UNCHANGED <<sync, waking, isIdle, holding, stack, nf, wf, kf>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
 
 \* unregister: fetch_sub(one_spawned); the last one out after shutdown
 \* wakes the joiner.  Fixed: the thread then returns (joinable).
@@ -571,12 +624,14 @@ WUnreg(w) ==
          THEN CallWake(w, "join", NOTIFIED, next)
          ELSE Goto(w, next) /\ UNCHANGED kf
     /\ UNCHANGED <<waking, isIdle, queued, ran, holding, stack, nf, wf>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
 
 \* Seed: block on our own join event until the chain reaches us.
 WJoinWait(w) ==
     /\ pc[w] = "w_jwait"
     /\ CallWait(w, w, "w_jnext")
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, kf>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
 
 \* Seed: pass the join signal to the next registered thread, then exit
 \* (the Thread struct lives on this thread's stack and dies with it).
@@ -590,6 +645,7 @@ WJoinNext(w) ==
          THEN CallWake(w, NextOf(w), NOTIFIED, "exited")
          ELSE Goto(w, "exited") /\ UNCHANGED kf
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, wf>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
 
 WorkerOwnStep(w) ==
     \/ WStart(w) \/ WWait(w) \/ WPop(w) \/ WRun(w) \/ WSweep(w) \/ WUnreg(w)
@@ -606,7 +662,7 @@ WorkerOwnStep(w) ==
 \* schedule(): push one task, then notify(false).
 MSched(t) ==
     /\ pc[t] = "m_sched"
-    /\ IF scheduled < NTasks
+    /\ IF scheduled - born < NTasks
          THEN /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
               /\ CallNotify(t, FALSE, TRUE, "m_sched")
          ELSE /\ Goto(t, IF DoShutdown THEN "m_shutdown" ELSE "m_idle")
@@ -770,16 +826,18 @@ ClientOwnStep(t) ==
 -----------------------------------------------------------------------------
 \* Variables a step of one kind leaves alone.
 EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf,
-            stack, joinst>>
+            stack, joinst, owes, kids, forked, born>>
 
 Step(t) ==
     \/ EventStep(t) /\ UNCHANGED EvOnly
     \/ NotifyStep(t) /\ UNCHANGED <<ev, sleepers, queued, scheduled, ran,
-                                   holding, isIdle, wf, stack, joinst>>
+                                   holding, isIdle, wf, stack, joinst,
+                                   owes, kids, forked, born>>
     \/ t \in Workers /\ WorkerOwnStep(t)
-          /\ UNCHANGED <<ev, sleepers, scheduled, fails, joinst>>
+          /\ UNCHANGED <<ev, sleepers, fails, joinst>>
     \/ t \in Clients /\ ClientOwnStep(t)
-          /\ UNCHANGED <<ev, sleepers, holding, fails, waking, isIdle, stack>>
+          /\ UNCHANGED <<ev, sleepers, holding, fails, waking, isIdle, stack,
+                         owes, kids, forked, born>>
 
 \* The pool is freed once every join() call has returned (the last one to
 \* return frees it at once: the earliest moment a caller may).
@@ -865,7 +923,7 @@ ShutdownSticky ==
     [][\A e \in Events : ev[e] = SHUTDOWN => ev'[e] = SHUTDOWN]_ev
 
 \* Liveness.
-TasksEventuallyRun == \A k \in 1..NTasks : (scheduled >= k) ~> (ran >= k)
+TasksEventuallyRun == \A k \in 1..AllTasks : (scheduled >= k) ~> (ran >= k)
 
 \* After shutdown every join() call returns, and every worker has exited.
 JoinReturns ==
@@ -880,6 +938,25 @@ SleeperWoken ==
     ((queued > 0) /\ (\E w \in Workers : Asleep(w))
                   /\ (\A w \in Workers : ~Awake(w)))
       ~> (queued = 0 \/ \E w \in Workers : Awake(w))
+
+\* Issue 19: work conservation, as the contract states it.  Settled: nobody
+\* is on the way to look at the queues - no thread is inside notify (or a
+\* wake or spawn it makes), and every worker is running a task (not inside
+\* its schedule()), blocked asleep on the idle event, or not spawned.  In
+\* such a state a queued task waits for a worker that may never come: the
+\* running tasks may each be waiting for it (a rendezvous, a pipeline), so
+\* no worker may be asleep or unspawned then.  A liveness property cannot
+\* say this: with tasks that return, the sleeping worker's task is run
+\* eventually by a worker that finishes; only the state in between shows
+\* that the pool ran fewer tasks at once than it could.  Spawn failures
+\* (MaxFail > 0) and shutdown (join()'s drain) lie outside the promise.
+Running(w) == pc[w] = "w_run"
+Blocked(w) == pc[w] = "ew_sleep" /\ w \in sleepers["idle"]
+Settled ==
+    /\ \A c \in Clients : pc[c] \notin NotifyLabels \cup WakeLabels
+    /\ \A w \in Workers : Running(w) \/ Blocked(w) \/ pc[w] = "unborn"
+WorkConserving ==
+    (sync.state # "shutdown" /\ Settled /\ queued > 0) => \A w \in Workers : Running(w)
 
 Symmetry == Permutations(Workers)
 =============================================================================

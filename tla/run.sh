@@ -57,6 +57,11 @@ configs=(
   "MCWakeOne              pass                        no"
   "MCWakeupRetry          invariant:NoPushDuringSearch no"
   "MCMutHandOver          invariant:SpawnsWithinTasks no"
+  # Issue 19: work conservation (WorkConserving), the fixed rule and the one before it
+  "MCWorkConserving       pass                        no"
+  "MCWorkConservingOutside pass                       no"
+  "MCMutBefore19          invariant:WorkConserving    no"
+  "MCMutBefore19Outside   invariant:WorkConserving    no"
   # Protocol H (helping waits, src/zap/helping_wait.hpp): tla/Help.tla
   "HelpOne                pass                        no   Help"
   "HelpSmall              pass                        no   Help"

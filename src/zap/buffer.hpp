@@ -27,7 +27,8 @@
 //      once head moves, the victim may overwrite the slot.
 //   4. consume (owner, ring empty): take up to capacity tasks from a Queue
 //      into the ring and one more to run, then publish with a release store
-//      of tail.
+//      of tail. `more` when it put tasks into the ring or left some in the
+//      queue (pushed while it held the queue, or beyond capacity).
 //   5. take_back(task) (owner): undo the owner's latest push if no thief won
 //      it (Chase-Lev's pop at the bottom, with thieves that take half one
 //      task at a time). t is the tail before the call:
@@ -76,9 +77,10 @@
 //      of head and its CAS while 2^32 tasks leave the ring (seconds of work
 //      at a few nanoseconds per task: a preempted or stopped thread) would
 //      win its CAS with stale slots, running one task twice and losing
-//      another. 2^64 moves of head take centuries. 64-bit atomics are
-//      lock-free on every 64-bit target; on a 32-bit target without them,
-//      std::atomic (StdPlatform) falls back to a lock (correct, slower).
+//      another. 2^64 moves of head take centuries. The ring therefore needs
+//      lock-free 64-bit atomics: every 64-bit target has them, and so do
+//      32-bit x86 and ARMv7 (cmpxchg8b, ldrexd); a target without them
+//      does not compile (the Platform's static_assert, std_platform.hpp).
 //   B2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
 //      leaves the ring through a successful CAS of head, or through step 5e
 //      (the owner lowers tail over it while another task stays below).
@@ -112,11 +114,13 @@ public:
     static constexpr Index capacity = Platform::ring_capacity;
     static_assert(capacity >= 2 && (capacity & (capacity - 1)) == 0, "ring capacity is a power of two, at least 2");
 
-    // What consume() and steal() return: a task to run now, and whether more
-    // were put into the ring (then the pool wakes another worker to share them).
+    // What consume() and steal() return: a task to run now, and whether the
+    // search left more work that others may not know of: tasks it put into
+    // the ring, or left in the queue it held (then the pool wakes another
+    // worker to share them, thread_pool.hpp A4).
     struct Stole {
         Task* task;
-        bool pushed;
+        bool more;
     };
 
     Buffer() noexcept : Buffer(0) {}
@@ -191,11 +195,11 @@ public:
             --pushed;  // run the last one we stored instead
             task = slot(tail + pushed).load(std::memory_order_relaxed);
         }
-        queue.release_consumer(cursor);
+        const bool left = queue.release_consumer(cursor);
         if (task == nullptr) return false;
         // Publishes the slots to a thief's acquire load of tail in steal().
         if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
-        out = Stole{task, pushed > 0};
+        out = Stole{task, pushed > 0 || left};
         return true;
     }
 

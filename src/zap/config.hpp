@@ -16,7 +16,8 @@ struct Config {
     // (the Sync word's 14-bit counters); more throws std::invalid_argument.
     std::uint32_t max_threads = std::max(1u, std::thread::hardware_concurrency());
     // Stack bytes per worker, rounded up to what the OS accepts.
-    std::size_t stack_size = 4 << 20;
+    static constexpr std::size_t default_stack_size = 4 << 20;
+    std::size_t stack_size = default_stack_size;
     // Workers are named "<name> <n>" (Linux keeps the first 15 bytes).
     std::string name = "zap";
     // Runs on each worker before its first task, and after its last one.
@@ -31,9 +32,12 @@ struct Config {
     // this many nested helping waits on one worker, a wait only sleeps (woken
     // by its count): this bounds the stack nested waits can take. 0 means one
     // level per KiB of stack_size (4096 with the default stack); tasks with
-    // large frames need a lower bound or a larger stack. The drop-in layer
-    // (TaskGroup, parallel_for, for_each) runs its children inline on a worker
-    // at this bound, so its waits never sleep on work queued behind them.
+    // large frames need a lower bound or a larger stack. join()'s drain, which
+    // runs leftover tasks on the joining thread, helps under the same bound,
+    // capped at 4096 levels (that thread's stack is not the pool's to size).
+    // The drop-in layer (TaskGroup, parallel_for, for_each, parallel_invoke)
+    // runs its children inline at this bound, so its waits never sleep on
+    // work queued behind them.
     std::uint32_t max_help_depth = 0;
 };
 

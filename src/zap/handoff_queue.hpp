@@ -51,6 +51,7 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,16 @@ enum class TakeOrder { fifo, lifo };
 
 template <class Platform, class T, TakeOrder order>
 class HandoffQueue {
+    // H3 needs moves that cannot fail halfway: close() moves every stored
+    // value out, and a hand-off moves the value into a sleeping taker's
+    // Waiter and out again. A move that throws there would leave a
+    // moved-from shell stored, destroy a value already moved out, or lose
+    // the one handed off. (A copy into the queue may throw: give()
+    // constructs the stored value before anything changes.)
+    static_assert(std::is_nothrow_move_constructible_v<T>,
+                  "zap::Mailbox<T> and zap::ObjectPool<T> need a T whose move constructor is noexcept: "
+                  "close() and the hand-off to a waiting receiver move values, and must not lose one");
+
 public:
     HandoffQueue() = default;
     HandoffQueue(const HandoffQueue&) = delete;

@@ -17,9 +17,11 @@
 //       no fence, since a missed wake-up only costs parallelism: J4 or J5
 //       still runs b). Ring full: no fork, b runs after a on this thread
 //       (over 256 nested forks there is parallelism enough, and a push would
-//       migrate outer frames' halves to the overflow queue). Not on a worker
-//       of this pool (another thread, or join()'s draining thread):
-//       schedule() the task; the pool runs b while this thread runs a.
+//       migrate outer frames' halves to the overflow queue). At the help
+//       depth bound (wait_depth.hpp), no fork either: a wait there could not
+//       help. Not on a worker of this pool (another thread, or join()'s
+//       draining thread): schedule() the task; the pool runs b while this
+//       thread runs a.
 //   J3. Run a, capturing its exception.
 //   J4. On a worker: take_back(task) (buffer.hpp, step 5). True: run b
 //       inline, capturing its exception; the Fork was never shared. Done.
@@ -128,7 +130,9 @@ void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
     Context* context = own_context();
     Worker* worker = context != nullptr ? context->worker : nullptr;
     Path path = Path::pushed;  // J2
-    if (worker == nullptr) {
+    if (context != nullptr && at_help_bound(*context)) {
+        path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
+    } else if (worker == nullptr) {
         path = Path::scheduled;
         schedule(fork);
     } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {

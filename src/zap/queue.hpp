@@ -19,7 +19,10 @@
 //      dry, swap the stack out (acquire) and continue from its top.
 //   4. release_consumer: store the unconsumed cursor in `cache_`, then clear
 //      IS_CONSUMING (and HAS_CACHE if the cursor is empty) in one fetch_sub
-//      (release), handing cache_ to the next consumer.
+//      (release), handing cache_ to the next consumer. It reports whether
+//      tasks are left: a cache, or lists pushed while it held the queue. A
+//      searcher that found the queue held passed it by, so the consumer is
+//      the one who knows about those lists (thread_pool.hpp A4).
 //
 // Invariants:
 //   Q1 (cache flag): HAS_CACHE is set iff cache_ holds a non-empty chain, or
@@ -90,14 +93,24 @@ public:
         return task;
     }
 
-    // Step 4.
-    void release_consumer(Task* cursor) noexcept {
+    // Step 4. True when tasks are left in the queue.
+    bool release_consumer(Task* cursor) noexcept {
         const std::uintptr_t remove = is_consuming | (cursor == nullptr ? has_cache : 0);  // Q1
         cache_.write(cursor);
         // Publishes cache_ and the links behind it to the next consumer's acquire
         // in try_acquire_consumer().
-        [[maybe_unused]] const std::uintptr_t before = stack_.fetch_sub(remove, std::memory_order_release);
+        const std::uintptr_t before = stack_.fetch_sub(remove, std::memory_order_release);
         ZAP_ASSERT((before & remove) == remove, "internal: Queue::release_consumer without the consumer");
+        return cursor != nullptr || (before & pointer_mask) != 0;
+    }
+
+    // A snapshot: true when no list is pushed and no cache waits for a
+    // consumer. A consumer's cursor does not count: the consumer accounts
+    // for what it leaves (step 4).
+    bool looks_empty() const noexcept {
+        // Relaxed: the caller's fence orders it (thread_pool.hpp A4's look).
+        const std::uintptr_t stack = stack_.load(std::memory_order_relaxed);
+        return (stack & pointer_mask) == 0 && (stack & flag_mask) != has_cache;
     }
 
 private:

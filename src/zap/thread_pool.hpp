@@ -24,16 +24,33 @@
 //       set `notified` since its wait() cleared it, the CAS sees that (or
 //       fails on it and retries) and it hands its role on as above.
 //   A4. A worker's run loop: wait(); then run what find() returns until it
-//       returns nothing. After taking its first task, a waking worker calls
-//       notify(is_waking) (A3), and so does any worker that moved extra
-//       tasks into its ring (others can steal them). The waker hands its
-//       role on only if it may have more work to share: its search moved
-//       extra tasks (found.pushed), or a schedule() set `notified` again.
-//       Otherwise it gives the role back (A3): a worker woken for nothing
-//       would only search and sleep again (an idle-pool round trip paid two
-//       futex wakes instead of one, bench/wakeup-analysis.md). Nothing is
-//       stranded by that: the waker searches again before it can sleep, and
-//       a push after its CAS finds state pending and wakes a worker itself.
+//       returns nothing. A task may block until other tasks have run (a
+//       rendezvous, a pipeline), so before running one a worker makes sure
+//       that it leaves no work behind that nobody is bound to look for (P6):
+//         - the waking worker calls notify(is_waking) (A3). It hands its
+//           role on while work may be left: its search left more
+//           (found.more: extra tasks moved into its ring, or tasks left in
+//           a queue it held), or its look (Worker::sees_work, every queue
+//           and ring) sees a task, or a schedule() set `notified` again.
+//           Otherwise it gives the role back: a worker woken for nothing
+//           would only search and sleep again (an idle-pool round trip
+//           would pay two futex wakes instead of one);
+//         - a worker that consumed a notification in wait() and has not
+//           run a task since takes the same look, and calls notify() if it
+//           sees work: that notification may cover tasks besides the one it
+//           found (a steal takes half of a ring: one of two);
+//         - any other worker calls notify() when found.more.
+//       Why the look suffices: a push whose notify()'s fence (A2) comes
+//       before this worker's fence (A5) in the single total order is
+//       visible to the look, which follows that fence; a push whose fence
+//       comes after it reads `notified` as this worker's CAS left it, or
+//       later: clear, so it takes A3's slow path itself (and a waker's
+//       give-back CAS then sees `notified` set and hands on), or set again
+//       by another schedule() - whose notification's consumer owes the
+//       same look. (Issue 19: before, only the waker handed on, and only
+//       when its steal moved extra tasks; after stealing one task of two it
+//       gave the role back, and the other waited behind a task that might
+//       never return while a worker slept or was never spawned.)
 //   A5. wait(): if `notified`, clear it with a CAS (acquire) - leaving
 //       `signaled` for `waking` if the signal was meant for a waker - then
 //       a seq_cst fence (pairs with A2) and return to searching. If not,
@@ -90,9 +107,23 @@
 //       which never block, so nobody wakes the claimer for them: it spins
 //       briefly, then sleeps in short timed waits, backoff.hpp). Drain: run
 //       every task left in any queue or ring, on this thread, until a full
-//       pass finds nothing (tasks it runs may schedule more).
+//       pass finds nothing (tasks it runs may schedule more). The drain
+//       works as worker 0, so that what its tasks schedule goes into a ring
+//       and their waits help newest task first (H2), under a depth bound.
 //   B6. The claimer joins every worker's OS thread, then returns. From then
 //       on nothing touches the pool, so it may be destroyed (P3).
+//   B7. Every shutdown() and join() call counts itself in `calls_` while it
+//       touches the pool: fetch_add at its start, fetch_sub (release) as its
+//       last touch. The destructor, after its own shutdown() and join(),
+//       waits until the count is zero (acquire, backoff.hpp): a shutdown()
+//       that lost the race to shut down, or a join() that lost the claim
+//       and still waits in joined_, is done with the pool before it is
+//       freed. (Before issue 19 a losing join() read freed memory inside
+//       joined_.wait(), and a losing shutdown()'s first load had no
+//       happens-before edge to the free.) What stays the caller's: a call
+//       must have started - made that fetch_add - before the destructor's
+//       last read of the count, as any call on any object must start
+//       before the object is destroyed.
 //
 // Properties (checked by the models, tests and the TLA+ spec):
 //   P1 at most one waking worker;  P2 every task scheduled before shutdown()
@@ -100,12 +131,17 @@
 //   after join() returns;  P4 a task is never stranded while all workers
 //   sleep (some worker is awake, or signaled, or notified and bound to look);
 //   P5 a thread that is not a worker touches the pool after a Sync change
-//   that can let join() return only while it holds a closer (B1, A7).
+//   that can let join() return only while it holds a closer (B1, A7);
+//   P6 work conservation (A4): when every worker runs a task, sleeps or was
+//   never spawned, and nobody is inside notify(), no task is queued unless
+//   every worker runs a task (tla/Pool.tla WorkConserving; outside the
+//   promise: spawn failures, and after shutdown, where join() drains).
 //
 // Callers: shutdown() may run on any thread, concurrently with join() and
 // the destructor; join() may run on several threads at once (each returns
-// once the pool is joined). As for any object, every other call (schedule,
-// warm from outside the pool) must return before the pool is destroyed;
+// once the pool is joined), the destructor's included (B7). As for any
+// object, every other call (schedule, warm from outside the pool) must
+// return before the pool is destroyed;
 // schedule() from outside must also happen before shutdown() (P2's
 // "before"), and debug builds assert when it sees the pool shut down.
 //
@@ -132,9 +168,11 @@
 #include <zap/wait_group.hpp>
 #include <zap/worker.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <future>
+#include <limits>
 #include <memory>
 #include <new>
 #include <ranges>
@@ -166,6 +204,7 @@ public:
     ~BasicThreadPool() {
         shutdown();
         join();
+        wait_for_calls();  // B7
         for (std::uint32_t i = 0; i < max_threads_; ++i) workers_[i].~Worker();
         Platform::deallocate(workers_, sizeof(Worker) * max_threads_, alignof(Worker));
     }
@@ -188,7 +227,7 @@ public:
             return;
         }
         detail::List<Task> list = batch.take_list();
-        if (context != nullptr && context->worker != nullptr) {
+        if (context != nullptr) {  // a worker, or the drain as worker 0 (B5)
             Worker& worker = *context->worker;
             if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
         } else {
@@ -198,13 +237,14 @@ public:
     }
 
     // Queues an idle task on the calling worker: it runs when this worker has
-    // nothing else to do, just before it sleeps (or leaves at shutdown).
-    // Must be called from a task running on this pool's worker; elsewhere
-    // debug builds abort and release builds schedule it as an ordinary task.
+    // nothing else to do, just before it sleeps (or leaves at shutdown; in
+    // the drain, at its end). Must be called from a task running on this
+    // pool; elsewhere debug builds abort and release builds schedule it as
+    // an ordinary task.
     void schedule_idle(Task& task) noexcept {
         Context* context = own_context();
-        if (context == nullptr || context->worker == nullptr) {
-            ZAP_ASSERT(false, "schedule_idle() from a thread that is not a worker of this pool");
+        if (context == nullptr) {
+            ZAP_ASSERT(false, "schedule_idle() from a thread that is not running a task of this pool");
             schedule(task);
             return;
         }
@@ -232,8 +272,9 @@ public:
     }
 
     // Protocol B1. Idempotent; callable from any thread, tasks included, and
-    // concurrently with join() and the destructor (P5).
+    // concurrently with join() and the destructor (P5, B7).
     void shutdown() noexcept {
+        const Call call(*this);  // B7
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
             const bool wake_idle = sync.idle > 0;
@@ -259,26 +300,28 @@ public:
     // at once; not from a task of this pool.
     void join() {
         ZAP_ASSERT(own_context() == nullptr, "join() from a task of this pool would wait for itself");
+        const Call call(*this);  // B7
         // Decides who does the work; orders nothing (joined_ publishes it).
         if (join_claimed_.exchange(true, std::memory_order_relaxed)) {
-            joined_.wait();  // B4: W1 of wait_group.hpp, so we may free the pool after
+            joined_.wait();  // B4: W1 of wait_group.hpp
             return;
         }
         wait_until_joinable();
         drain();
         const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by B5's acquire
         for (std::uint32_t i = 0; i < started; ++i) Platform::join(workers_[i].thread);
-        joined_.done();  // B4: our last touch of the pool
+        joined_.done();  // B4 (then `call` ends: B7)
     }
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
 
-    // True on a worker of this pool already max_help_depth helping waits
-    // deep: a wait there only sleeps (H2's bound), so the drop-in layer runs
-    // children inline instead of queueing them behind it (wait_depth.hpp).
+    // True on a thread of this pool (a worker, or join()'s drain) already
+    // max_help_depth helping waits deep: a wait there only sleeps (H2's
+    // bound), so the drop-in layer runs children inline instead of queueing
+    // them behind it (wait_depth.hpp).
     bool at_help_bound() const noexcept {
         const Context* context = own_context();
-        return context != nullptr && context->worker != nullptr && at_help_bound(*context->worker);
+        return context != nullptr && at_help_bound(*context);
     }
 
     // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
@@ -346,7 +389,7 @@ private:
     // Who calls notify() and what it may do (A2-A4, A7).
     struct Notice {
         bool is_waking = false;    // the waking worker, handing its role on (A4)
-        bool more_work = true;     // false: a waker whose search moved no extra task (A3's give-back)
+        bool more_work = true;     // false: a waker that left no work behind (A3's give-back)
         bool allow_spawn = true;   // false: A7's re-run, which may only wake an idle worker
     };
 
@@ -367,9 +410,9 @@ private:
         while (sync.state != detail::State::shutdown) {
             ZAP_ASSERT(!notice.is_waking || sync.state == detail::State::waking,
                        "internal: waker without waking state");
-            // The give-back (A3): a waker whose search moved no extra task
-            // and that sees no push since wait() cleared `notified` wakes
-            // nobody for nothing.
+            // The give-back (A3): a waker that left no work behind (A4) and
+            // sees no push since wait() cleared `notified` wakes nobody for
+            // nothing.
             const bool give_back = notice.is_waking && !notice.more_work && !sync.notified;
             const bool can_wake = !give_back && (notice.is_waking || sync.state == detail::State::pending);
             const bool wake_idle = can_wake && sync.idle > 0;
@@ -512,6 +555,32 @@ private:
         sync_.fetch_sub(Sync::one_closer, std::memory_order_release);
     }
 
+    // B7: one shutdown() or join() call, counted while it touches the pool.
+    class Call {
+    public:
+        explicit Call(BasicThreadPool& pool) noexcept : pool_(pool) {
+            pool_.calls_.fetch_add(1, std::memory_order_relaxed);  // a count: the release below orders the call
+        }
+        ~Call() {
+            // Release: the call's touches of the pool happen before the
+            // destructor's acquire in wait_for_calls(); its last touch.
+            pool_.calls_.fetch_sub(1, std::memory_order_release);
+        }
+        Call(const Call&) = delete;
+        Call& operator=(const Call&) = delete;
+
+    private:
+        BasicThreadPool& pool_;
+    };
+
+    // B7, in the destructor: until no other shutdown() or join() is under way.
+    void wait_for_calls() noexcept {
+        detail::Backoff<Platform> backoff;
+        // Synchronizes with ~Call()'s release: those calls are done with the pool.
+        for (std::uint32_t calls; (calls = calls_.load(std::memory_order_acquire)) != 0;)
+            backoff.pause(calls_, calls);  // nobody wakes us: the call ends in a fetch_sub
+    }
+
     // Protocol B5, the wait: shut down, no worker left, no closer left.
     void wait_until_joinable() noexcept {
         Sync sync = load_sync(std::memory_order_acquire);
@@ -542,7 +611,7 @@ private:
         ZAP_ASSERT(index < max_threads_, "internal: more workers started than max_threads");
         Worker& self = workers_[index];
         self.thread = Platform::this_thread();
-        self.context = Context{this, &self, &help};
+        self.context = Context{this, &self, &help, max_help_depth()};
         Platform::set_current_context(&self.context);
         Platform::name_this_thread((config_.name + " " + std::to_string(index)).c_str());
         if (config_.on_thread_start) config_.on_thread_start();
@@ -550,7 +619,11 @@ private:
         bool is_waking = false;
         Stole found;
         while (wait(self, is_waking)) {
-            while (find(self, found)) run_found(found, is_waking, true);
+            bool owes = true;  // wait() consumed a notification (A4)
+            while (find(self, found)) {
+                run_found(found, is_waking, owes, true);
+                owes = false;
+            }
         }
         while (find(self, found)) found.task->run();  // B2: help drain
         // Until none is left: the drain cannot take this over, since an idle
@@ -563,15 +636,21 @@ private:
         unregister();
     }
 
-    // A4 (and H2): before running a found task, a waking worker hands its
-    // role on - or gives it back (A3) when `may_give_back` and its search
-    // moved no extra task - and a search that moved extra tasks wakes
-    // another worker to share them.
-    void run_found(Stole found, bool& is_waking, bool may_give_back) noexcept {
-        if (found.pushed || is_waking)
-            notify({.is_waking = is_waking, .more_work = found.pushed || !may_give_back});
+    // A4 (and H2): before running a found task, announce the work left
+    // behind. `owes`: the caller consumed a notification and has run no task
+    // since. A waker hands its role on, or gives it back (A3) when
+    // `may_give_back` and no work is left.
+    void run_found(Stole found, bool& is_waking, bool owes, bool may_give_back) noexcept {
+        const bool left = found.more || ((owes || is_waking) && sees_work());
+        if (left || is_waking) notify({.is_waking = is_waking, .more_work = left || !may_give_back});
         is_waking = false;
         found.task->run();
+    }
+
+    // A4's look, over every queue and ring.
+    bool sees_work() noexcept {
+        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
+        return Worker::sees_work(global_queue_, workers_, started);
     }
 
     // newest_first: a helping wait's search (H2), which takes its own ring's newest task.
@@ -589,8 +668,13 @@ private:
     }
 
     // Protocol B5, the drain: runs every task left anywhere, as the pool's last thread.
+    // The drain works as worker 0 (its owner, if it ever ran, has left): what
+    // the tasks it runs schedule goes into that slot's ring, and their waits
+    // help newest task first, as on a worker (H2), so nested waits follow
+    // the program's recursion instead of piling up one frame per leftover
+    // task on the joining thread's stack. Its depth bound: drain_help_depth().
     void drain() noexcept {
-        Context drainer{this, nullptr, &help};
+        Context drainer{this, &workers_[0], &help, drain_help_depth()};
         void* const outer = Platform::current_context();
         Platform::set_current_context(&drainer);
         while (Task* task = take_leftover()) task->run();
@@ -599,8 +683,9 @@ private:
 
     Task* take_leftover() noexcept {
         if (Task* task = take_one(global_queue_)) return task;
-        const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // ordered by join()'s acquire
-        for (std::uint32_t i = 0; i < started; ++i) {
+        // Ordered by join()'s acquire; slot 0 is the drain's own even if no worker started.
+        const std::uint32_t slots = std::max(registered_.load(std::memory_order_relaxed), 1u);
+        for (std::uint32_t i = 0; i < slots; ++i) {
             Worker& worker = workers_[i];
             if (Task* task = worker.run_buffer.pop()) return task;  // its owner has left: we own it now
             if (Task* task = take_one(worker.run_queue)) return task;
@@ -620,31 +705,34 @@ private:
     // Context::help (Protocol H, helping_wait.hpp).
     static detail::Helpers<Platform>* help(Context& context, BasicWaitGroup<Platform>& group) noexcept {
         auto& pool = *static_cast<BasicThreadPool*>(const_cast<void*>(context.pool));
-        if (context.worker == nullptr) {  // the drain (B4): run what is left, then sleep as outside the pool
-            while (!group.zero()) {
-                Task* task = pool.take_leftover();
-                if (task == nullptr) break;
-                task->run();
-            }
-            return nullptr;
-        }
-        Worker& self = *context.worker;
-        if (pool.at_help_bound(self)) return nullptr;  // H2: the depth bound
-        self.help_depth += 1;
-        const bool armed = pool.help_until_zero(self, group);
-        self.help_depth -= 1;
+        if (at_help_bound(context)) return nullptr;  // H2: the depth bound
+        context.help_depth += 1;
+        const bool armed = pool.help_until_zero(*context.worker, group);
+        context.help_depth -= 1;
         return armed ? &pool.helpers_ : nullptr;
     }
 
-    bool at_help_bound(const Worker& self) const noexcept { return self.help_depth >= max_help_depth(); }
+    static bool at_help_bound(const Context& context) noexcept { return context.help_depth >= context.help_bound; }
 
     // Config::max_help_depth, or one level per help_frame_budget bytes of stack.
     std::uint32_t max_help_depth() const noexcept {
+        if (config_.max_help_depth != 0) return config_.max_help_depth;
+        return levels_in(config_.stack_size);
+    }
+
+    // The drain runs on the thread that joins, whose stack is not the pool's
+    // to size: it nests no deeper than a worker would, nor than a worker with
+    // the default stack would (4096 levels).
+    std::uint32_t drain_help_depth() const noexcept {
+        return std::min(max_help_depth(), levels_in(Config::default_stack_size));
+    }
+
+    static std::uint32_t levels_in(std::size_t stack_size) noexcept {
         // A helping level's frames measured 368 B (-O2), 544 B (-O0), 928 B
         // (AddressSanitizer) around a small task (docs/helping_wait.md).
         constexpr std::size_t help_frame_budget = 1024;
-        if (config_.max_help_depth != 0) return config_.max_help_depth;
-        return static_cast<std::uint32_t>(std::max<std::size_t>(1, config_.stack_size / help_frame_budget));
+        const std::size_t levels = std::clamp<std::size_t>(stack_size / help_frame_budget, 1, std::numeric_limits<std::uint32_t>::max());
+        return static_cast<std::uint32_t>(levels);
     }
 
     // H1-H6 and H8's re-post. True when it called group.arm().
@@ -659,7 +747,7 @@ private:
             if (find(self, found, true)) {  // H2: its own newest task first
                 // A waking helper always hands its role on (no A4 give-back:
                 // tla/Help.tla models the helper that way).
-                run_found(found, is_waking, false);
+                run_found(found, is_waking, owes, false);
                 continue;
             }
             owes = false;  // searched everything after the notification (as a worker's A4 loop does)
@@ -686,6 +774,7 @@ private:
     std::uint32_t max_threads_;
     Worker* workers_ = nullptr;
     typename Platform::template Atomic<bool> join_claimed_{false};  // B4
+    typename Platform::template Atomic<std::uint32_t> calls_{0};     // B7
     BasicWaitGroup<Platform> joined_;  // B4: done() once the claimer has joined
     alignas(Platform::cache_line) typename Platform::template Atomic<std::uint32_t> sync_{0};
     typename Platform::template Atomic<std::uint32_t> registered_{0};

@@ -11,20 +11,22 @@
 // Search order (find): own ring (its oldest task; a helping wait takes the
 // newest instead, buffer.hpp step 6, so that it runs its own children
 // first: helping_wait.hpp H2), own overflow queue, the pool's global queue,
-// then every worker in turn (its overflow queue, then half of its ring). A
-// search can miss work that is there: a queue whose consumer lock is held
-// by someone else looks empty. Nothing is stranded by that. The
-// holder is a worker inside find() (or inside a task, through a helping wait),
-// which calls find() again before it can sleep, or join()'s drain, which
-// stops only after a pass that finds nothing; so the holder itself looks
-// again after it has released the lock, and that look reaches every task
-// pushed before the release (or finds the lock held by a next holder, who
-// owes the same look). A task pushed later is covered by its pusher's
-// notify() (thread_pool.hpp A1-A3, property P4): a worker is woken or
-// spawned, or one is already bound to search after the push. The holder
-// also calls notify() when consume() moved extra tasks into its ring
-// (Stole::pushed), but that is for parallelism - another worker comes to
-// steal them - not what keeps a task from being stranded.
+// then every worker in turn (its overflow queue, then half of its ring).
+//
+// A search stops at the first task it finds, and can miss work that is
+// there: a queue whose consumer lock is held by someone else looks empty,
+// and a steal takes half of a ring, leaving the rest. A worker about to run
+// what it found must therefore not leave work behind that nobody else is
+// bound to look for: the task it runs may block until that work runs (a
+// rendezvous, a pipeline), and an idle worker must come for it
+// (work conservation, thread_pool.hpp A4 and P6). Two facts make that
+// cheap to know:
+//   - Stole::more: the search itself left work for others - it moved extra
+//     tasks into its ring, or the queue it held had tasks left at release
+//     (pushed while it held it: the pushers' searchers passed it by);
+//   - sees_work(): a look at every queue and ring, taken by a worker that
+//     consumed a notification after it took its task: every task that
+//     notification covers is visible to it, or taken (A4).
 //
 // Worker objects live in an array the pool allocates up front, not on the
 // worker threads' stacks as in the seed: a thief may read any worker's ring
@@ -53,13 +55,18 @@ struct Worker;
 template <class Platform>
 struct Context {
     const void* pool;
-    Worker<Platform>* worker;  // null on the draining thread
+    Worker<Platform>* worker;  // the drain's: worker 0's slot (thread_pool.hpp B5)
     // Protocol H (helping_wait.hpp): runs this pool's tasks on the calling
     // thread until the group's count is zero, sleeping where new work and the
     // count wake it; returns earlier when it cannot help (the group then
     // sleeps as outside the pool). Returns the helper word it armed the group
     // with, or null. Lets WaitGroup help without knowing the pool's type.
     Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&) noexcept;
+    // H2's depth bound: helping waits may nest this deep on this thread.
+    std::uint32_t help_bound;
+    // Helping waits running a task on this thread: a worker's, or the
+    // drain's on the joining thread.
+    std::uint32_t help_depth = 0;
 
     static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
 };
@@ -74,7 +81,6 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
-    std::uint32_t help_depth = 0;        // helping waits running a task on this worker (H2's bound)
     Context<Platform> context{};
 
     // Looks for a task to run: see the search order above. `newest_first`:
@@ -91,6 +97,18 @@ struct alignas(Platform::cache_line) Worker {
             if (run_buffer.consume(victim.run_queue, out)) return true;
             if (&victim != this && run_buffer.steal(victim.run_buffer, out)) return true;
         }
+        return false;
+    }
+
+    // A4's look: true when any queue or ring of the pool may hold a task.
+    // Relaxed loads: the caller's seq_cst fence in wait() (A5) orders them
+    // after every push whose notify() saw the notification this worker
+    // consumed. A false positive (a ring a thief is emptying, a take-back
+    // window) costs one notify.
+    static bool sees_work(Queue<Platform>& global, Worker* workers, std::uint32_t count) noexcept {
+        if (!global.looks_empty()) return true;
+        for (std::uint32_t i = 0; i < count; ++i)
+            if (workers[i].run_buffer.size() != 0 || !workers[i].run_queue.looks_empty()) return true;
         return false;
     }
 

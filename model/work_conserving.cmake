@@ -1,0 +1,41 @@
+# The work-conservation models (model/work_conserving_models.cpp; included
+# from model/CMakeLists.txt): thread_pool.hpp A4 and P6, in their own binary
+# with a ring of four slots, so that three members fit in one ring and a
+# thief takes half of two (with two slots the third overflows to a queue,
+# which a consume takes whole).
+
+function(zap_work_conserving_binary target include_dir)
+  zap_model_executable(${target} ${include_dir} 4 ${CMAKE_CURRENT_SOURCE_DIR}/work_conserving_models.cpp ${ARGN})
+endfunction()
+
+set(WC zap_model_work_conserving)
+zap_work_conserving_binary(${WC} ${PROJECT_SOURCE_DIR}/src)
+
+# Random only: the members' futex waits and the pool's retry loops keep a
+# context bound from finishing.
+set(ZAP_WORK_CONSERVING_MODELS rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside rendezvous_2w_held)
+foreach(name ${ZAP_WORK_CONSERVING_MODELS})
+  zap_model_test(NAME model.${name}.random BINARY ${WC} ARGS ${name} --sched random --iterations 100000)
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${WC} ARGS ${name} --sched random --iterations 3000000
+                   LABEL model-deep)
+  endif()
+endforeach()
+
+# ---- seeded bugs: each model fails on one --------------------------------
+# no-work-look: the rule before issue 19 (only the waker announced work
+# left, and only when its search moved extra tasks): a member waits in a
+# ring or queue behind members that block, while a worker sleeps or is
+# never spawned: deadlock. held-queue-unreported: the look stays, but a
+# consumer does not report what it left in a queue it held
+# (release_consumer's answer): the member pushed meanwhile is stranded.
+foreach(seed no-work-look held-queue-unreported)
+  zap_seed_tree(${seed} tree)
+  zap_work_conserving_binary(${WC}_seed_${seed} ${tree}/src ${tree}/stamp)
+endforeach()
+foreach(name rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside)
+  zap_model_test(NAME model.seed.no_work_look_${name} BINARY ${WC}_seed_no-work-look
+                 ARGS ${name} --sched random --iterations 100000 --expect deadlock)
+endforeach()
+zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_seed_held-queue-unreported
+               ARGS rendezvous_2w_held --sched random --iterations 300000 --expect deadlock)
