@@ -56,6 +56,8 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
     pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first help_done_outside help_new_work
     help_two_waiters
+    # isolation_models.cpp (isolate(), Protocol I)
+    isolation_one_worker isolation_two_workers
     # lifecycle_models.cpp: their bounded searches run for minutes (apart_idle_worker
     # over ten at bound 2; the seed tests show bound 2 reaching each race)
     apart_idle_worker apart_spawn_fails two_joiners)
@@ -179,3 +181,14 @@ endforeach()
 # asleep before the outside thread schedules; its bites above fail it.)
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
 
+
+# ---- isolation (isolation_models.cpp, Protocol I of isolation.hpp) --------
+# pop-back-any-region: the isolated wait's own-ring take ignores the slot's
+# region, so it runs a foreign task inside the wait (IS1: the model's
+# assertion). set-aside-dropped: the foreign tasks taken out of the overflow
+# queue are not pushed back (IS2): one never runs and the main thread waits
+# for ever.
+zap_seed(isolation_pop_back_any_region pop-back-any-region isolation_one_worker assert
+         --sched random --iterations 100000)
+zap_seed(isolation_set_aside_dropped set-aside-dropped isolation_one_worker deadlock
+         --sched random --iterations 100000)

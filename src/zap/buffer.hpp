@@ -5,7 +5,11 @@
 //
 // `head_` and `tail_` are free-running 64-bit indices; a slot is
 // `index % capacity`. Only the owner writes `tail_` and the slots; the owner
-// and thieves race on `head_` with CAS.
+// and thieves race on `head_` with CAS. Beside each slot the ring keeps the
+// isolation region of its task (isolation.hpp), written and published with
+// the slot: a search that may take only one region's tasks reads it before
+// it claims the slot (the task itself may be gone by then, run and freed by
+// whoever claimed it first).
 //
 // Protocol:
 //   1. push (owner): write tasks into the free slots from tail (relaxed; a
@@ -141,7 +145,7 @@ public:
             if (size < capacity) {
                 Task* rest = list.head;
                 for (; size < capacity && rest != nullptr; ++size, ++tail) {
-                    slot(tail).store(rest, std::memory_order_relaxed);  // published by the tail store below
+                    put(tail, rest, Region::of(*rest));
                     rest = Link::next(*rest);
                 }
                 // Publishes the slots to a thief's acquire load of tail in steal().
@@ -188,7 +192,7 @@ public:
         for (; pushed < capacity; ++pushed) {
             Task* task = queue.pop(cursor);
             if (task == nullptr) break;
-            slot(tail + pushed).store(task, std::memory_order_relaxed);  // published by the tail store below
+            put(tail + pushed, task, Region::of(*task));
         }
         Task* task = queue.pop(cursor);
         if (task == nullptr && pushed > 0) {
@@ -203,8 +207,9 @@ public:
         return true;
     }
 
-    // Step 3. Our ring must be empty. False when the victim looked empty.
-    bool steal(Buffer& victim, Stole& out) noexcept {
+    // Step 3. Our ring must be empty. False when the victim looked empty, or
+    // (`only` not 0) when the task at its head is not of region `only`.
+    bool steal(Buffer& victim, Stole& out, std::uint64_t only = 0) noexcept {
         const Index tail = empty_tail();
         Index want = 0;  // half of the first non-empty size seen, rounded up
         Index got = 0;
@@ -226,8 +231,10 @@ public:
                 continue;
             }
             if (want == 0) want = size - size / 2;
-            // Relaxed: kept only if the CAS below wins, which proves the victim
-            // had not reused the slot (B5).
+            // Both relaxed: kept only if the CAS below wins, which proves the
+            // victim had not reused the slot (B5).
+            const std::uint64_t region = victim.region_at(victim_head);
+            if (only != 0 && region != only) break;
             Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
             Index expected = victim_head;
             // One task per CAS (B4). seq_cst: the head value a later thief's
@@ -241,7 +248,7 @@ public:
                 Platform::spin_hint();
                 continue;
             }
-            slot(tail + got).store(task, std::memory_order_relaxed);  // published by our tail store
+            put(tail + got, task, region);
             ++got;
         }
         if (got == 0) return false;
@@ -286,11 +293,13 @@ public:
     }
 
     // Step 6. The newest task of the ring, taken back; null when the ring is
-    // empty or a thief won the last task.
-    Task* pop_back() noexcept {
+    // empty, a thief won the last task, or (`only` not 0) the newest task is
+    // not of region `only`.
+    Task* pop_back(std::uint64_t only = 0) noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         // A guess, as in 5b: a stale head is only lower, and then step 5 decides.
         if (head_.load(std::memory_order_relaxed) == tail) return nullptr;
+        if (only != 0 && region_at(tail - 1) != only) return nullptr;
         Task* const newest = slot(tail - 1).load(std::memory_order_relaxed);  // our own write (B2)
         return take_back(*newest) ? newest : nullptr;
     }
@@ -302,6 +311,16 @@ public:
 
 private:
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }
+
+    // The owner's write of a slot and its task's region.
+    void put(Index index, Task* task, std::uint64_t region) noexcept {
+        slot(index).store(task, std::memory_order_relaxed);  // published by the owner's next release store of tail
+        regions_[index % capacity].store(region, std::memory_order_relaxed);  // likewise
+    }
+
+    std::uint64_t region_at(Index index) noexcept {
+        return regions_[index % capacity].load(std::memory_order_relaxed);  // ordered like the slot's load
+    }
 
     // 5f/5g: ends the take-back window (B3) with an empty ring.
     void restore_tail(Index tail) noexcept {
@@ -337,6 +356,7 @@ private:
     typename Platform::template Atomic<Index> head_;
     typename Platform::template Atomic<Index> tail_;
     typename Platform::template Atomic<Task*> slots_[capacity];
+    typename Platform::template Atomic<std::uint64_t> regions_[capacity];  // each slot's task's region
 };
 
 }  // namespace zap::detail

@@ -1,13 +1,14 @@
 // zap/helping_wait.hpp - a worker that waits for a WaitGroup runs its pool's
 // tasks meanwhile, and when there is none it sleeps where both new work and
-// the group's last done() wake it: woken, never polled.
+// the group's last done() wake it: woken, never polled, and woken alone.
 //
 // The parties: the waiter W (a worker of pool P, inside a task, calling
 // WaitGroup::wait on group G), P's notify (Protocol A of thread_pool.hpp),
-// G's done() (wait_group.hpp), and P's helper word H, defined below: one
-// futex word per pool on which every sleeping helper of that pool sleeps.
-// Bits 0..13 of H count the helpers that entered it (about to sleep or
-// asleep); bits 14..31 are an epoch that every wake advances.
+// G's done() (wait_group.hpp), and W's helper word H, defined below: one
+// futex word per worker, on which that worker's helping waits sleep (only
+// its innermost wait can be asleep). Bits 0..13 of H count the sleepers
+// that entered it (0 or 1); bits 14..31 are an epoch that every wake
+// advances.
 //
 // Protocol H (helping wait):
 //   H1. W reads G's count (relaxed: a stale non-zero only costs a search;
@@ -16,85 +17,119 @@
 //   H2. W searches for a task in worker.hpp's order - its own ring first,
 //       newest task first (buffer.hpp step 6: the children it scheduled just
 //       before waiting, so nested waits follow the program's recursion), then
-//       its overflow queue, the global queue, other workers - and runs it, as
-//       a worker does (A4: a waking W, or one whose steal moved extra tasks
-//       into its ring, calls notify first). Then H1. While W runs a task
-//       from a helping wait, its help depth is one more; a wait at the
-//       depth bound (Config::max_help_depth) does not help at all: it sleeps
-//       on G's own word as a thread outside the pool does (woken by zero
-//       only).
+//       its overflow queue, other workers - and runs it, as a worker does
+//       (A4: a waking W, one whose search left work, or one that consumed a
+//       notification and sees work left, calls notify first). The global
+//       queue, where tasks from outside the pool wait, it searches only
+//       while it owes a notification (H4) or after shutdown (H6): such a task
+//       is unrelated work, announced to whoever takes the notification, and
+//       a wait that took it would return only after it (latency inversion).
+//       Then H1. While W runs a task from a helping wait, its help depth is
+//       one more; a wait at the depth bound (Config::max_help_depth) does not
+//       help at all: it sleeps on G's own word as a thread outside the pool
+//       does (woken by zero only). In an isolation region the search is
+//       isolation.hpp's I3, and with nothing found W sleeps that way too (I4).
 //   H3. Nothing found: W arms G, once per wait: it names H in G's helper
-//       slot (CAS null -> &H; a slot that names another pool's word makes W
-//       wait as an outside thread, like the depth bound) and sets HELPERS in
-//       G's word (CAS, release), unless the count is zero (then H1).
-//   H4. W sleeps as an idle worker, through the same wait() as A5: if
-//       `notified` is set it consumes it (CAS, acquire; signaled -> waking)
-//       and goes back to H1 with the waking role if it took one; else it
-//       counts itself idle (CAS idle + 1; a waking W gives the role up).
-//       A W that finds G's count zero in this loop leaves the idle set
-//       (CAS idle - 1, only on a word without `notified`) and goes to H1.
+//       slot (CAS null -> &H; a slot that names another word makes W wait as
+//       an outside thread, like the depth bound) and sets HELPERS in G's word
+//       (CAS, release), unless the count is zero (then H1).
+//   H4. W waits through the same wait() as an idle worker (A5), but is not
+//       counted idle: if `notified` is set and nobody is bound to look for
+//       it (state pending: no worker signaled, none waking), or W itself
+//       holds the waking role, it consumes it (CAS, acquire), owes it, and
+//       goes back to H1; a notification meant for a signaled worker it
+//       leaves to that worker (so new work goes to a free worker, not into
+//       a wait: issue 20's latency inversion). A waking W gives the role up
+//       (CAS state pending) before it sleeps. A W that finds G's count zero
+//       goes to H1.
 //   H5. To sleep, W enters H: fetch_add(1) (acquire) returns the word value
-//       v it will sleep on. Then it re-reads G's count and Sync: zero,
-//       `notified` or shutdown -> leave H without sleeping. Else
-//       futex_wait(H, v). After the futex (woken, spurious or not), W leaves
-//       H (fetch_sub 1) and loops in H4.
-//   H6. After shutdown W is no longer counted idle (shutdown zeroed idle,
-//       and notify wakes nobody after shutdown). It acquires Sync (pairs
-//       with shutdown()'s CAS, so it sees every task scheduled before),
-//       searches again (H2), and with nothing found sleeps on H (H5 without
-//       the Sync re-read) until G's count is zero: every task scheduled after
+//       v it will sleep on; then a seq_cst fence (HW1). Then it re-reads G's
+//       count and Sync: zero, a notification for it (as in H4) or shutdown
+//       -> leave H without sleeping. Else futex_wait(H, v). After the futex
+//       (woken, spurious or not), W leaves H (fetch_sub 1) and loops in H4.
+//   H6. After shutdown W acquires Sync (pairs with shutdown()'s CAS, so it
+//       sees every task scheduled before), searches again (H2, the global
+//       queue included), and with nothing found sleeps on H (H5 without the
+//       Sync re-read) until G's count is zero: every task scheduled after
 //       shutdown is pushed by a running worker into its own ring, and that
 //       worker runs it (B2).
-//   H7. Wakers. K1: a notify (A3) whose CAS signals an idle worker also wakes
-//       H: fetch_add(one epoch, release), then futex_wake(all) if the count
-//       it read is not zero. K2: the done() that takes G to zero with
-//       HELPERS set swaps HELPERS for WAKING in the same CAS (acquire), reads
-//       the slot, wakes H as in K1, then clears WAKING (W1 of
-//       wait_group.hpp: G outlives the wake).
+//   H7. Wakers, each waking one word. K1: a notify (A3) whose CAS leaves
+//       `notified` set with nobody idle to signal and nobody to spawn - so
+//       nobody bound to look - issues a seq_cst fence, then looks for one
+//       worker whose H has a sleeper entered and wakes that H:
+//       fetch_add(one epoch, release), then futex_wake. K2: the done() that
+//       takes G to zero with HELPERS set swaps HELPERS for WAKING in the same
+//       CAS (acquire), reads the slot, wakes the H it names as in K1, then
+//       clears WAKING (W1 of wait_group.hpp: G outlives the wake). So a
+//       group's last done() wakes its own waiter only, and new work wakes a
+//       helper only when no idle worker or new one can take it (issue 20;
+//       before, every sleeping helper of the pool slept on one word and K1
+//       and K2 woke them all).
 //   H8. Leaving: a W that consumed a notification (H4) and has not found
 //       the queues empty since (it may have run one task of several that
 //       notification covered), or that holds the waking role, re-posts it
 //       with notify(is_waking) before returning, so the work it was woken
-//       for is not stranded (P4). Found by TLC (tla/Help.tla, HelpWork) when
-//       the first version cleared the debt after any search. A W that armed G clears the slot if it still
-//       names H (CAS &H -> null), after G's count is zero and WAKING clear.
+//       for is not stranded (P4). Found by TLC (tla/Help.tla, HelpWork)
+//       when the first version cleared the debt after any search. A W that
+//       armed G clears the slot if it still names H (CAS &H -> null), after
+//       G's count is zero and WAKING clear.
 //
 // Invariants:
 //   HW1 (no lost wake-up): a helper never sleeps through a wake that
-//       happened before its futex_wait. H is the word it sleeps on, and every
-//       wake changes H before calling the futex. If the wake's fetch_add
-//       comes after W's entering fetch_add in H's modification order, it
-//       sees W counted and wakes the futex after changing H, so either W's
-//       futex_wait finds H changed or W is queued and woken. If it comes
-//       before, W's acquire fetch_add reads it (or a later value in its
-//       release sequence), so the notify's Sync CAS or the done()'s count
-//       CAS happens before W's re-reads in H5, and W does not sleep.
-//   HW2 (no stranded work, P4 of thread_pool.hpp): a sleeping helper is
-//       counted idle in Sync (H4) and K1 wakes it like any idle worker; it
-//       leaves the idle set only on a Sync word without `notified`, and a
-//       notification it consumed is searched for until a search finds
-//       nothing (H2), or re-posted (H8).
-//   HW3 (G's slot): while HELPERS is set the slot names a live pool's H:
-//       every helper that armed G is inside G's wait() until G's count is
-//       zero and WAKING is clear, its pool cannot be joined meanwhile (the
-//       helper is one of its tasks), and only such a returning helper
-//       clears the slot.
+//       happened before its futex_wait. K2: H is the word it sleeps on, and
+//       every wake changes H before calling the futex. If the wake's
+//       fetch_add comes after W's entering fetch_add in H's modification
+//       order, it wakes the futex after changing H, so either W's futex_wait
+//       finds H changed or W is queued and woken. If it comes before, W's
+//       acquire fetch_add reads it (or a later value in its release
+//       sequence), so the done()'s count CAS happens before W's re-reads in
+//       H5, and W does not sleep. K1: the notifier's fence and W's fence are
+//       ordered in the single total order; if the notifier's is first, W's
+//       re-read of Sync sees `notified` and W does not sleep; if W's is
+//       first, the notifier's look sees W entered and wakes H as K2 does.
+//   HW2 (no stranded work, P4 and P6 of thread_pool.hpp): a helper is not an
+//       idle worker, so a notify signals or spawns a real one when it can; a
+//       notification that nobody is bound to look for (K1's case) wakes a
+//       sleeping helper, which consumes it (it re-reads Sync after entering
+//       H) and searches for it everywhere until a search finds nothing
+//       (H2), or re-posts it (H8).
+//   HW3 (G's slot): while HELPERS is set the slot names a live worker's H:
+//       workers live as long as the pool, every helper that armed G is
+//       inside G's wait() until G's count is zero and WAKING is clear, its
+//       pool cannot be joined meanwhile (the helper is one of its tasks), and
+//       only such a returning helper clears the slot.
 //
 // What the pool does not promise (docs/helping_wait.md): a helping wait may
-// run any task of the pool, not only the waiter's descendants (it prefers
-// the newest task of its own ring, but steals when that is empty). A task
-// that needs a lock the waiter holds across the wait deadlocks on a
-// non-recursive lock, or enters the critical section twice on a recursive
-// one: do not hold a lock across a wait on a worker. A wait at the depth bound, or on a group already armed
-// by another pool, helps no more: it is woken by zero only, so work that
-// only this worker could run then waits for the count, which may never come
-// (a hang once every worker is past the bound). Taking its own newest task
-// first, a wait nests as deep as the program's recursion, plus the tasks it
-// steals when its own ring is empty; the default bound is 4096 levels.
+// run other tasks of the pool, not only the waiter's descendants (it
+// prefers the newest task of its own ring, and steals from other rings when
+// that is empty); inside ThreadPool::isolate() it runs only its region's
+// (isolation.hpp). A task that needs a lock the waiter holds across the
+// wait deadlocks on a non-recursive lock, or enters the critical section
+// twice on a recursive one: do not hold a lock across a wait on a worker,
+// or isolate the wait. A wait at the depth bound, or on a group already
+// armed by another worker, helps no more: it is woken by zero only, so work
+// that only this worker could run then waits for the count, which may never
+// come (a hang once every worker is past the bound). Taking its own newest
+// task first, a wait nests as deep as the program's recursion, plus the
+// tasks it steals when its own ring is empty; the default bound is 4096
+// levels.
 #pragma once
 
+#include <zap/config.hpp>
+#include <zap/sync.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+
+namespace zap {
+template <class Platform>
+class BasicWaitGroup;
+template <class Platform>
+class BasicThreadPool;
+}
 
 namespace zap::detail {
 
@@ -117,6 +152,9 @@ public:
         word_.fetch_sub(1, std::memory_order_relaxed);  // a counter only: wake() reads it in the same modification order
     }
 
+    // K1's scan (wake_one): a sleeper has entered (relaxed: ordered by the fences of HW1).
+    bool entered() const noexcept { return (word_.load(std::memory_order_relaxed) & count_mask) != 0; }
+
     // H7 (K1, K2): changes the word, then wakes every sleeper if any entered.
     void wake() noexcept {
         // Release: synchronizes with enter()'s acquire, publishing the caller's
@@ -131,6 +169,150 @@ private:
     static constexpr std::uint32_t one_epoch = 1u << count_bits;
 
     typename Platform::template Atomic<std::uint32_t> word_{0};
+};
+
+// Protocol H on the pool's side: the target of Context::help, and the depth
+// bound. A friend of the pool (which forwards to it), so that the pool's
+// header keeps Protocols A and B and this one keeps H.
+template <class Pool>
+class HelpingWait;
+
+template <class Platform>
+class HelpingWait<BasicThreadPool<Platform>> {
+    using Pool = BasicThreadPool<Platform>;
+    using Context = typename Pool::Context;
+    using Worker = typename Pool::Worker;
+    using Stole = typename Pool::Stole;
+    using Group = BasicWaitGroup<Platform>;
+
+public:
+    // Context::help. Returns the helper word it armed the group with, or null.
+    static Helpers<Platform>* help(Context& context, Group& group) noexcept {
+        Pool& pool = *static_cast<Pool*>(const_cast<void*>(context.pool));
+        if (at_help_bound(context)) return nullptr;  // H2: the depth bound
+        context.help_depth += 1;
+        bool armed = false;
+        if (context.region != 0) {
+            help_isolated(pool, context, group);
+        } else {
+            armed = help_until_zero(pool, context, group);
+        }
+        context.help_depth -= 1;
+        return armed ? &context.worker->helper : nullptr;
+    }
+
+    // H7 (K1), from notify_slow(): it left `notified` set with nobody idle to
+    // wake and nobody to spawn. Wakes one sleeping helper, if any.
+    static void wake_one(Pool& pool) noexcept {
+        // Pairs with the fence in Sleep::sleep() (HW1): either that helper's
+        // re-read of Sync sees the caller's CAS, or we see it entered.
+        Platform::fence(std::memory_order_seq_cst);
+        const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
+        for (std::uint32_t i = 0; i < std::max(started, 1u); ++i) {  // slot 0: the drain's too
+            if (pool.workers_[i].helper.entered()) {
+                pool.workers_[i].helper.wake();
+                return;
+            }
+        }
+    }
+
+    static bool at_help_bound(const Context& context) noexcept { return context.help_depth >= context.help_bound; }
+
+    // Config::max_help_depth, or one level per help_frame_budget bytes of stack.
+    static std::uint32_t max_help_depth(const Pool& pool) noexcept {
+        if (pool.config_.max_help_depth != 0) return pool.config_.max_help_depth;
+        return levels_in(pool.config_.stack_size);
+    }
+
+    // The drain runs on the thread that joins, whose stack is not the pool's
+    // to size: it nests no deeper than a worker would, nor than a worker with
+    // the default stack would (4096 levels).
+    static std::uint32_t drain_help_depth(const Pool& pool) noexcept {
+        return std::min(max_help_depth(pool), levels_in(Config::default_stack_size));
+    }
+
+private:
+    static std::uint32_t levels_in(std::size_t stack_size) noexcept {
+        // A helping level's frames measured 368 B (-O2), 544 B (-O0), 928 B
+        // (AddressSanitizer) around a small task (docs/helping_wait.md).
+        constexpr std::size_t help_frame_budget = 1024;
+        const std::size_t levels = std::clamp<std::size_t>(stack_size / help_frame_budget, 1,
+                                                            std::numeric_limits<std::uint32_t>::max());
+        return static_cast<std::uint32_t>(levels);
+    }
+
+    // H4-H5: a helping waiter's sleep, done once the group's count is zero;
+    // sleeps on its own worker's helper word, re-reading the count and Sync
+    // after entering it. After shutdown (H6) Sync is not watched: only the
+    // count wakes. A helper is not counted idle in Sync (H4).
+    struct Sleep {
+        Pool& pool;
+        Worker& self;
+        Group& group;
+        bool after_shutdown = false;
+        static constexpr bool counts_idle = false;
+        bool done() const noexcept { return group.zero(); }
+        void sleep() noexcept {
+            const std::uint32_t entered = self.helper.enter();
+            // Pairs with the fence in wake_one() (HW1).
+            Platform::fence(std::memory_order_seq_cst);
+            // Both re-reads are ordered after any wake that came before enter() (HW1).
+            const Sync sync = pool.load_sync();
+            const bool woken = (sync.notified && sync.state == State::pending) || sync.state == State::shutdown;
+            if (!group.zero() && (after_shutdown || !woken)) self.helper.sleep(entered);
+            self.helper.leave();
+        }
+    };
+
+    // H1-H6 and H8's re-post. True when it called group.arm().
+    static bool help_until_zero(Pool& pool, Context& context, Group& group) noexcept {
+        using Arm = typename Group::Arm;
+        Worker& self = *context.worker;
+        bool is_waking = false;
+        bool owes = false;  // consumed a notification and has not found the queues empty since (H8)
+        bool armed = false;
+        bool shut_down = false;
+        Stole found;
+        while (!group.zero()) {  // H1
+            if (pool.find(self, found, true, owes || shut_down)) {  // H2
+                // A waking helper always hands its role on (no A4 give-back:
+                // tla/Help.tla models the helper that way).
+                pool.run_found(context, found, is_waking, owes, false);
+                continue;
+            }
+            owes = false;  // searched everything after the notification (as a worker's A4 loop does)
+            if (!armed) {  // H3
+                armed = true;
+                if (group.arm(self.helper) == Arm::foreign) break;
+                continue;
+            }
+            if (shut_down) {
+                Sleep{pool, self, group, true}.sleep();  // H6
+            } else if (pool.wait(is_waking, Sleep{pool, self, group})) {  // H4-H5
+                owes = true;
+            } else {
+                // Synchronizes with shutdown()'s CAS: the search that follows
+                // sees every task scheduled before it (H6).
+                shut_down = pool.load_sync(std::memory_order_acquire).state == State::shutdown;
+            }
+        }
+        if (owes || is_waking) pool.notify({.is_waking = is_waking});  // H8
+        return armed;
+    }
+
+    // isolation.hpp I3-I4: run the region's tasks while there are any, then
+    // return: the group then sleeps on its own word, woken by its last done().
+    static void help_isolated(Pool& pool, Context& context, Group& group) noexcept {
+        const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
+        bool is_waking = false;  // an isolated wait never consumes a notification (I4)
+        Stole found{nullptr, false};
+        while (!group.zero()) {
+            if (!context.worker->find_in(context.region, pool.workers_, started, found)) break;
+            pool.run_found(context, found, is_waking, false, false);
+            found.more = false;
+        }
+        if (found.more) pool.notify();  // IS2: tasks set aside, none found to run
+    }
 };
 
 }  // namespace zap::detail

@@ -130,7 +130,7 @@ void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
     Context* context = own_context();
     Worker* worker = context != nullptr ? context->worker : nullptr;
     Path path = Path::pushed;  // J2
-    if (context != nullptr && at_help_bound(*context)) {
+    if (context != nullptr && Helping::at_help_bound(*context)) {
         path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
     } else if (worker == nullptr) {
         path = Path::scheduled;
@@ -138,6 +138,7 @@ void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
     } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
         path = Path::not_forked;  // the owner's size() errs high only: no overflow below
     } else {
+        detail::Region::set(fork, context->region);  // isolation.hpp I2: b is a child of this task
         detail::List<Task> list = Batch(fork).take_list();
         [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
         ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");

@@ -12,13 +12,13 @@
 //   A3. notify() slow path, one CAS (release) on Sync that sets `notified`
 //       and, when no worker is waking (state pending) or the caller is the
 //       waking worker handing its role on:
-//         - idle > 0: state = signaled, then the idle event is notified,
-//           and the helper word too (H7: the idle worker may be a helping
-//           waiter);
+//         - idle > 0: state = signaled, then the idle event is notified;
 //         - else spawned < max_threads: state = signaled, spawned += 1, then
 //           a thread is spawned (A7 if that fails);
 //       otherwise a waking worker that found nobody to hand on to sets the
-//       state back to pending. The give-back: a waking worker with no more
+//       state back to pending; and with nobody signaled or spawned, and
+//       nobody else bound to look, it wakes one sleeping helping waiter (H7,
+//       K1: helpers are not counted idle). The give-back: a waking worker with no more
 //       work to share (A4) whose CAS finds `notified` clear only sets state
 //       = pending, leaves `notified` clear and wakes nobody; if a schedule()
 //       set `notified` since its wait() cleared it, the CAS sees that (or
@@ -113,9 +113,9 @@
 //   B6. The claimer joins every worker's OS thread, then returns. From then
 //       on nothing touches the pool, so it may be destroyed (P3).
 //   B7. Every shutdown() and join() call counts itself in `calls_` while it
-//       touches the pool: fetch_add at its start, fetch_sub (release) as its
-//       last touch. The destructor, after its own shutdown() and join(),
-//       waits until the count is zero (acquire, backoff.hpp): a shutdown()
+//       touches the pool (call_count.hpp: fetch_add at its start, fetch_sub,
+//       release, as its last touch). The destructor, after its own
+//       shutdown() and join(), waits until the count is zero: a shutdown()
 //       that lost the race to shut down, or a join() that lost the claim
 //       and still waits in joined_, is done with the pool before it is
 //       freed. (Before issue 19 a losing join() read freed memory inside
@@ -146,17 +146,19 @@
 // "before"), and debug builds assert when it sees the pool shut down.
 //
 // Protocol H (helping_wait.hpp) - a worker waiting for a WaitGroup helps:
-// it runs tasks, and sleeps as an idle worker of A5 on the helper word
-// helpers_ instead of the idle event; A3's wake of an idle worker also wakes
-// helpers_ (H7), and so does the group's last done(). That done() may run on
-// any thread, but it touches helpers_ only while a helper of this pool is
-// inside the wait (HW3): the helper's task keeps join() waiting, so P5 needs
-// no closer for it.
+// it runs tasks, and sleeps through A5's wait() (not counted idle) on its
+// own worker's helper word; A3 wakes one such helper when nobody else can
+// take a notification (H7, K1), and the group's last done() wakes its own
+// waiter (K2). That done() may run on any thread, but it touches the word
+// only while a helper of this pool is inside the wait (HW3): the helper's
+// task keeps join() waiting, so P5 needs no closer for it. Inside
+// isolate(), a helping wait runs only its region's tasks (isolation.hpp).
 #pragma once
 
 #include <zap/assert.hpp>
 #include <zap/backoff.hpp>
 #include <zap/batch.hpp>
+#include <zap/call_count.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
 #include <zap/parallel_for.hpp>
@@ -204,7 +206,7 @@ public:
     ~BasicThreadPool() {
         shutdown();
         join();
-        wait_for_calls();  // B7
+        calls_.wait_until_none();  // B7
         for (std::uint32_t i = 0; i < max_threads_; ++i) workers_[i].~Worker();
         Platform::deallocate(workers_, sizeof(Worker) * max_threads_, alignof(Worker));
     }
@@ -227,6 +229,7 @@ public:
             return;
         }
         detail::List<Task> list = batch.take_list();
+        detail::Region::set_all(list, context != nullptr ? context->region : 0);  // isolation.hpp I2
         if (context != nullptr) {  // a worker, or the drain as worker 0 (B5)
             Worker& worker = *context->worker;
             if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
@@ -274,7 +277,7 @@ public:
     // Protocol B1. Idempotent; callable from any thread, tasks included, and
     // concurrently with join() and the destructor (P5, B7).
     void shutdown() noexcept {
-        const Call call(*this);  // B7
+        const Call call(calls_);  // B7
         Sync sync = load_sync();
         while (sync.state != detail::State::shutdown) {
             const bool wake_idle = sync.idle > 0;
@@ -300,7 +303,7 @@ public:
     // at once; not from a task of this pool.
     void join() {
         ZAP_ASSERT(own_context() == nullptr, "join() from a task of this pool would wait for itself");
-        const Call call(*this);  // B7
+        const Call call(calls_);  // B7
         // Decides who does the work; orders nothing (joined_ publishes it).
         if (join_claimed_.exchange(true, std::memory_order_relaxed)) {
             joined_.wait();  // B4: W1 of wait_group.hpp
@@ -321,7 +324,18 @@ public:
     // them behind it (wait_depth.hpp).
     bool at_help_bound() const noexcept {
         const Context* context = own_context();
-        return context != nullptr && at_help_bound(*context);
+        return context != nullptr && Helping::at_help_bound(*context);
+    }
+
+    // Runs f() and returns what it returns. While it runs on a thread of
+    // this pool, that thread's helping waits run only tasks created inside
+    // f and their descendants (isolation.hpp); elsewhere it just calls f.
+    template <class F>
+    auto isolate(F&& f) -> std::invoke_result_t<F> {
+        Context* context = own_context();
+        if (context == nullptr) return std::invoke(std::forward<F>(f));
+        const detail::InRegion<Context> in(*context, context->region_ids.next());  // I1
+        return std::invoke(std::forward<F>(f));
     }
 
     // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
@@ -341,7 +355,10 @@ public:
     void parallel_invoke(A&& a, B&& b);
 
 private:
+    friend class detail::HelpingWait<BasicThreadPool>;
+    using Helping = detail::HelpingWait<BasicThreadPool>;
     using Sync = detail::Sync;
+    using Call = typename detail::CallCount<Platform>::Call;
     using Worker = detail::Worker<Platform>;
     using Context = detail::Context<Platform>;
     using Stole = typename Worker::Stole;
@@ -429,19 +446,21 @@ private:
             }
             // Publishes the caller's pushes to the acquire CAS in wait() (A5).
             if (!cas_sync(sync, next, std::memory_order_release)) continue;
-            if (wake_idle) {
-                idle_event_.notify();
-                helpers_.wake();  // H7 (K1): the idle worker may be a helper
-            }
+            if (wake_idle) idle_event_.notify();
             if (spawn) spawn_worker(1, true);
+            // H7 (K1): nobody idle or to spawn, and nobody was bound to look:
+            // a sleeping helper is the one worker that can.
+            if (can_wake && !wake_idle && !spawn) Helping::wake_one(*this);
             return;
         }
     }
 
-    // A worker's sleep in A5: its idle tasks, then the idle event.
+    // A worker's sleep in A5: its idle tasks, then the idle event. It counts
+    // itself idle first (a helping waiter, H4, does not).
     struct IdleSleep {
         BasicThreadPool& pool;
         Worker& self;
+        static constexpr bool counts_idle = true;
         static bool done() noexcept { return false; }
         void sleep() noexcept {
             self.run_idle_tasks();
@@ -449,40 +468,25 @@ private:
         }
     };
 
-    // A helping waiter's sleep (H4-H5): done once the group's count is zero;
-    // sleeps on the helper word, re-reading the count and Sync after entering
-    // it. After shutdown (H6) Sync is not watched: only the count wakes.
-    struct HelpSleep {
-        BasicThreadPool& pool;
-        BasicWaitGroup<Platform>& group;
-        bool after_shutdown = false;
-        bool done() const noexcept { return group.zero(); }
-        void sleep() noexcept {
-            const std::uint32_t entered = pool.helpers_.enter();
-            // Both re-reads are ordered after any wake that came before enter() (HW1).
-            const Sync sync = pool.load_sync();
-            const bool woken = sync.notified || sync.state == detail::State::shutdown;
-            if (!group.zero() && (after_shutdown || !woken)) pool.helpers_.sleep(entered);
-            pool.helpers_.leave();
-        }
-    };
-
     bool wait(Worker& self, bool& is_waking) noexcept { return wait(is_waking, IdleSleep{*this, self}); }
 
-    // Protocol A5 (and H4 with a HelpSleep). False once the pool is shut down,
-    // or once sleeper.done(); otherwise sets is_waking to whether this worker
-    // is now the waking one.
+    // Protocol A5 (and H4 with a helping wait's Sleep). False once the pool is
+    // shut down, or once sleeper.done(); otherwise sets is_waking to whether
+    // this worker is now the waking one.
     template <class Sleeper>
     bool wait(bool& is_waking, Sleeper sleeper) noexcept {
-        bool is_idle = false;
+        bool is_idle = false;  // announced: counted idle (or, for a helper, gave up the waking role)
         Sync sync = load_sync();
         for (;;) {
             if (sync.state == detail::State::shutdown) return false;
             ZAP_ASSERT(!is_waking || sync.state == detail::State::waking, "internal: waker without waking state");
-            if (sync.notified) {
+            // A helper (H4) leaves a notification to the worker signaled or
+            // waking for it, and takes only one nobody is bound to look for.
+            const bool mine = Sleeper::counts_idle || is_waking || sync.state == detail::State::pending;
+            if (sync.notified && mine) {
                 Sync taken = sync;
                 taken.notified = false;
-                taken.idle -= is_idle ? 1 : 0;
+                taken.idle -= is_idle && Sleeper::counts_idle ? 1 : 0;
                 if (sync.state == detail::State::signaled) taken.state = detail::State::waking;
                 // Synchronizes with the release CAS in notify_slow() (A3).
                 if (!cas_sync(sync, taken, std::memory_order_acquire)) continue;
@@ -491,26 +495,20 @@ private:
                 is_waking = is_waking || sync.state == detail::State::signaled;
                 return true;
             }
-            if (sleeper.done()) {  // H4: the helper's group is done
-                if (!is_idle) return false;
-                Sync left = sync;
-                left.idle -= 1;
-                // Withdraws the sleeper announced below, on a word without `notified` (HW2); publishes nothing.
-                if (!cas_sync(sync, left, std::memory_order_relaxed)) continue;
-                return false;
-            }
+            if (sleeper.done()) return false;  // H4: the helper's group is done (a helper is never counted idle)
             if (!is_idle) {
                 Sync counted = sync;
-                counted.idle += 1;
+                counted.idle += Sleeper::counts_idle ? 1 : 0;
                 if (is_waking) counted.state = detail::State::pending;
-                // Announces a sleeper to notify_slow(); publishes nothing.
-                if (!cas_sync(sync, counted, std::memory_order_relaxed)) continue;
+                // Announces a sleeper to notify_slow(), or gives the waking role
+                // up (P1); publishes nothing.
+                if (counted != sync && !cas_sync(sync, counted, std::memory_order_relaxed)) continue;
                 is_waking = false;
                 is_idle = true;
                 continue;  // `sync` still holds the value before our CAS: not notified
             }
             sleeper.sleep();
-            sync = load_sync();  // the event's (or helper word's) acquire ordered this after the notifier's CAS
+            sync = load_sync();  // the event's (or helper's fence) ordered this after the notifier's CAS
         }
     }
 
@@ -555,32 +553,6 @@ private:
         sync_.fetch_sub(Sync::one_closer, std::memory_order_release);
     }
 
-    // B7: one shutdown() or join() call, counted while it touches the pool.
-    class Call {
-    public:
-        explicit Call(BasicThreadPool& pool) noexcept : pool_(pool) {
-            pool_.calls_.fetch_add(1, std::memory_order_relaxed);  // a count: the release below orders the call
-        }
-        ~Call() {
-            // Release: the call's touches of the pool happen before the
-            // destructor's acquire in wait_for_calls(); its last touch.
-            pool_.calls_.fetch_sub(1, std::memory_order_release);
-        }
-        Call(const Call&) = delete;
-        Call& operator=(const Call&) = delete;
-
-    private:
-        BasicThreadPool& pool_;
-    };
-
-    // B7, in the destructor: until no other shutdown() or join() is under way.
-    void wait_for_calls() noexcept {
-        detail::Backoff<Platform> backoff;
-        // Synchronizes with ~Call()'s release: those calls are done with the pool.
-        for (std::uint32_t calls; (calls = calls_.load(std::memory_order_acquire)) != 0;)
-            backoff.pause(calls_, calls);  // nobody wakes us: the call ends in a fetch_sub
-    }
-
     // Protocol B5, the wait: shut down, no worker left, no closer left.
     void wait_until_joinable() noexcept {
         Sync sync = load_sync(std::memory_order_acquire);
@@ -611,7 +583,8 @@ private:
         ZAP_ASSERT(index < max_threads_, "internal: more workers started than max_threads");
         Worker& self = workers_[index];
         self.thread = Platform::this_thread();
-        self.context = Context{this, &self, &help, max_help_depth()};
+        self.context = Context{this, &self, &Helping::help, Helping::max_help_depth(*this)};
+        self.context.region_ids = detail::RegionIds(index + 1);  // I1
         Platform::set_current_context(&self.context);
         Platform::name_this_thread((config_.name + " " + std::to_string(index)).c_str());
         if (config_.on_thread_start) config_.on_thread_start();
@@ -621,11 +594,11 @@ private:
         while (wait(self, is_waking)) {
             bool owes = true;  // wait() consumed a notification (A4)
             while (find(self, found)) {
-                run_found(found, is_waking, owes, true);
+                run_found(self.context, found, is_waking, owes, true);
                 owes = false;
             }
         }
-        while (find(self, found)) found.task->run();  // B2: help drain
+        while (find(self, found)) run(self.context, *found.task);  // B2: help drain
         // Until none is left: the drain cannot take this over, since an idle
         // task that re-queues itself calls schedule_idle(), which needs a worker.
         while (self.run_idle_tasks()) {
@@ -640,11 +613,17 @@ private:
     // behind. `owes`: the caller consumed a notification and has run no task
     // since. A waker hands its role on, or gives it back (A3) when
     // `may_give_back` and no work is left.
-    void run_found(Stole found, bool& is_waking, bool owes, bool may_give_back) noexcept {
+    void run_found(Context& context, Stole found, bool& is_waking, bool owes, bool may_give_back) noexcept {
         const bool left = found.more || ((owes || is_waking) && sees_work());
         if (left || is_waking) notify({.is_waking = is_waking, .more_work = left || !may_give_back});
         is_waking = false;
-        found.task->run();
+        run(context, *found.task);
+    }
+
+    // Runs a task taken from a queue or ring, in the task's region (I1).
+    static void run(Context& context, Task& task) noexcept {
+        const detail::InRegion<Context> in(context, detail::Region::of(task));
+        task.run();
     }
 
     // A4's look, over every queue and ring.
@@ -653,10 +632,10 @@ private:
         return Worker::sees_work(global_queue_, workers_, started);
     }
 
-    // newest_first: a helping wait's search (H2), which takes its own ring's newest task.
-    bool find(Worker& self, Stole& found, bool newest_first = false) noexcept {
+    // Worker::find over this pool's queues and rings.
+    bool find(Worker& self, Stole& found, bool helping = false, bool with_global = true) noexcept {
         const std::uint32_t started = registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
-        return self.find(global_queue_, workers_, started, found, newest_first);
+        return self.find(global_queue_, workers_, started, found, helping, with_global);
     }
 
     // Protocol B3.
@@ -674,10 +653,11 @@ private:
     // the program's recursion instead of piling up one frame per leftover
     // task on the joining thread's stack. Its depth bound: drain_help_depth().
     void drain() noexcept {
-        Context drainer{this, &workers_[0], &help, drain_help_depth()};
+        Context drainer{this, &workers_[0], &Helping::help, Helping::drain_help_depth(*this)};
+        drainer.region_ids = detail::RegionIds(std::uint64_t{max_threads_} + 1);  // I1: its own ids
         void* const outer = Platform::current_context();
         Platform::set_current_context(&drainer);
-        while (Task* task = take_leftover()) task->run();
+        while (Task* task = take_leftover()) run(drainer, *task);
         Platform::set_current_context(outer);
     }
 
@@ -702,85 +682,16 @@ private:
         return task;
     }
 
-    // Context::help (Protocol H, helping_wait.hpp).
-    static detail::Helpers<Platform>* help(Context& context, BasicWaitGroup<Platform>& group) noexcept {
-        auto& pool = *static_cast<BasicThreadPool*>(const_cast<void*>(context.pool));
-        if (at_help_bound(context)) return nullptr;  // H2: the depth bound
-        context.help_depth += 1;
-        const bool armed = pool.help_until_zero(*context.worker, group);
-        context.help_depth -= 1;
-        return armed ? &pool.helpers_ : nullptr;
-    }
-
-    static bool at_help_bound(const Context& context) noexcept { return context.help_depth >= context.help_bound; }
-
-    // Config::max_help_depth, or one level per help_frame_budget bytes of stack.
-    std::uint32_t max_help_depth() const noexcept {
-        if (config_.max_help_depth != 0) return config_.max_help_depth;
-        return levels_in(config_.stack_size);
-    }
-
-    // The drain runs on the thread that joins, whose stack is not the pool's
-    // to size: it nests no deeper than a worker would, nor than a worker with
-    // the default stack would (4096 levels).
-    std::uint32_t drain_help_depth() const noexcept {
-        return std::min(max_help_depth(), levels_in(Config::default_stack_size));
-    }
-
-    static std::uint32_t levels_in(std::size_t stack_size) noexcept {
-        // A helping level's frames measured 368 B (-O2), 544 B (-O0), 928 B
-        // (AddressSanitizer) around a small task (docs/helping_wait.md).
-        constexpr std::size_t help_frame_budget = 1024;
-        const std::size_t levels = std::clamp<std::size_t>(stack_size / help_frame_budget, 1, std::numeric_limits<std::uint32_t>::max());
-        return static_cast<std::uint32_t>(levels);
-    }
-
-    // H1-H6 and H8's re-post. True when it called group.arm().
-    bool help_until_zero(Worker& self, BasicWaitGroup<Platform>& group) noexcept {
-        using Arm = typename BasicWaitGroup<Platform>::Arm;
-        bool is_waking = false;
-        bool owes = false;  // consumed a notification and has not found the queues empty since (H8)
-        bool armed = false;
-        bool shut_down = false;
-        Stole found;
-        while (!group.zero()) {  // H1
-            if (find(self, found, true)) {  // H2: its own newest task first
-                // A waking helper always hands its role on (no A4 give-back:
-                // tla/Help.tla models the helper that way).
-                run_found(found, is_waking, owes, false);
-                continue;
-            }
-            owes = false;  // searched everything after the notification (as a worker's A4 loop does)
-            if (!armed) {  // H3
-                armed = true;
-                if (group.arm(helpers_) == Arm::foreign) break;
-                continue;
-            }
-            if (shut_down) {
-                HelpSleep{*this, group, true}.sleep();  // H6
-            } else if (wait(is_waking, HelpSleep{*this, group})) {  // H4-H5
-                owes = true;
-            } else {
-                // Synchronizes with shutdown()'s CAS: the search that follows
-                // sees every task scheduled before it (H6).
-                shut_down = load_sync(std::memory_order_acquire).state == detail::State::shutdown;
-            }
-        }
-        if (owes || is_waking) notify({.is_waking = is_waking});  // H8
-        return armed;
-    }
-
     Config config_;
     std::uint32_t max_threads_;
     Worker* workers_ = nullptr;
     typename Platform::template Atomic<bool> join_claimed_{false};  // B4
-    typename Platform::template Atomic<std::uint32_t> calls_{0};     // B7
+    detail::CallCount<Platform> calls_;  // B7
     BasicWaitGroup<Platform> joined_;  // B4: done() once the claimer has joined
     alignas(Platform::cache_line) typename Platform::template Atomic<std::uint32_t> sync_{0};
     typename Platform::template Atomic<std::uint32_t> registered_{0};
     detail::Event<Platform> idle_event_;
     detail::Event<Platform> join_event_;
-    detail::Helpers<Platform> helpers_;  // Protocol H: where helping waiters sleep
     alignas(Platform::cache_line) detail::Queue<Platform> global_queue_;
 };
 

@@ -33,8 +33,10 @@
 // until the pool is joined, and the array lives exactly that long.
 #pragma once
 
+#include <zap/batch.hpp>
 #include <zap/buffer.hpp>
 #include <zap/helping_wait.hpp>
+#include <zap/isolation.hpp>
 #include <zap/queue.hpp>
 #include <zap/task.hpp>
 
@@ -67,6 +69,10 @@ struct Context {
     // Helping waits running a task on this thread: a worker's, or the
     // drain's on the joining thread.
     std::uint32_t help_depth = 0;
+    // Isolation (isolation.hpp): the region this thread is in (I1), 0 for
+    // none, and where the ids of the regions it opens come from.
+    std::uint64_t region = 0;
+    RegionIds region_ids{0};
 
     static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
 };
@@ -81,16 +87,19 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
+    Helpers<Platform> helper;            // this worker's helping waits sleep here (helping_wait.hpp H5)
     Context<Platform> context{};
 
-    // Looks for a task to run: see the search order above. `newest_first`:
-    // the helping wait's order.
-    bool find(Queue<Platform>& global, Worker* workers, std::uint32_t count, Stole& out, bool newest_first) noexcept {
-        if (Task* task = newest_first ? run_buffer.pop_back() : run_buffer.pop()) {
+    // Looks for a task to run: see the search order above. `helping`: a
+    // helping wait's search (helping_wait.hpp H2), which takes its own ring's
+    // newest task first; `with_global`: false skips the global queue.
+    bool find(Queue<Platform>& global, Worker* workers, std::uint32_t count, Stole& out, bool helping,
+              bool with_global) noexcept {
+        if (Task* task = helping ? run_buffer.pop_back() : run_buffer.pop()) {
             out = Stole{task, false};
             return true;
         }
-        if (run_buffer.consume(run_queue, out) || run_buffer.consume(global, out)) return true;
+        if (run_buffer.consume(run_queue, out) || (with_global && run_buffer.consume(global, out))) return true;
         for (std::uint32_t tried = 0; tried < count; ++tried) {
             Worker& victim = workers[steal_cursor++ % count];
             // Its queue first: the owner drains it last, so it contends less.
@@ -98,6 +107,45 @@ struct alignas(Platform::cache_line) Worker {
             if (&victim != this && run_buffer.steal(victim.run_buffer, out)) return true;
         }
         return false;
+    }
+
+    // The search of a helping wait in region `only` (isolation.hpp I3): only
+    // tasks of that region, each checked before it is taken. `out.more` also
+    // when it set tasks aside in its overflow queue.
+    bool find_in(std::uint64_t only, Worker* workers, std::uint32_t count, Stole& out) noexcept {
+        if (Task* task = run_buffer.pop_back(only)) {  // I3a
+            out = Stole{task, false};
+            return true;
+        }
+        if (take_own_queue_of(only, out)) return true;  // I3b
+        if (run_buffer.size() != 0) return false;       // steal() refills only an empty ring
+        for (std::uint32_t tried = 0; tried < count; ++tried) {
+            Worker& victim = workers[steal_cursor++ % count];
+            if (&victim != this && run_buffer.steal(victim.run_buffer, out, only)) return true;  // I3c
+        }
+        return false;
+    }
+
+    // I3b: the overflow queue's tasks of region `only`: one in `out`, the rest
+    // into the ring; the others pushed back (IS2). False with `out.more` set
+    // when it found none of them but set others aside.
+    bool take_own_queue_of(std::uint64_t only, Stole& out) noexcept {
+        Task* cursor = nullptr;
+        if (!run_queue.try_acquire_consumer(cursor)) return false;
+        BasicBatch<Platform> mine;
+        BasicBatch<Platform> aside;
+        while (Task* task = run_queue.pop(cursor)) (Region::of(*task) == only ? mine : aside).push(*task);
+        bool more = run_queue.release_consumer(cursor) || !aside.empty();
+        if (!aside.empty()) run_queue.push(aside.take_list());  // IS2: back where every search looks
+        Task* task = mine.pop();
+        out = Stole{task, more};
+        if (task == nullptr) return false;
+        if (!mine.empty()) {
+            out.more = true;  // in the ring now, stealable (A4: announced)
+            detail::List<Task> rest = mine.take_list();
+            if (!run_buffer.push(rest)) run_queue.push(rest);
+        }
+        return true;
     }
 
     // A4's look: true when any queue or ring of the pool may hold a task.
