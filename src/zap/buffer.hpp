@@ -241,6 +241,7 @@ public:
                 Platform::spin_hint();
                 continue;
             }
+            ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
             slot(tail + got).store(task, std::memory_order_relaxed);  // published by our tail store
             ++got;
         }
