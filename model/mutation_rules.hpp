@@ -13,7 +13,7 @@
 
 namespace zap_model {
 
-inline const char* order_name(std::memory_order order) noexcept {
+constexpr const char* order_name(std::memory_order order) noexcept {
     switch (order) {
         case std::memory_order_relaxed: return "relaxed";
         case std::memory_order_consume: return "consume";
@@ -27,7 +27,7 @@ inline const char* order_name(std::memory_order order) noexcept {
 
 // True when `suffix` names the end of `file` on whole path components
 // ("src/zap/buffer.hpp" and "buffer.hpp" match ".../src/zap/buffer.hpp").
-inline bool path_matches(const char* file, const char* suffix) noexcept {
+constexpr bool path_matches(const char* file, const char* suffix) noexcept {
     std::size_t n = 0, m = 0;
     while (file[n] != '\0') ++n;
     while (suffix[m] != '\0') ++m;
@@ -40,7 +40,7 @@ inline bool path_matches(const char* file, const char* suffix) noexcept {
 
 // A compare-exchange's failure order after its success order became `success`:
 // no acquire on failure unless the success order has one.
-inline std::memory_order clamp_failure(std::memory_order failure, std::memory_order success) noexcept {
+constexpr std::memory_order clamp_failure(std::memory_order failure, std::memory_order success) noexcept {
     if (success == std::memory_order_seq_cst) return failure;
     if (success == std::memory_order_acquire || success == std::memory_order_acq_rel)
         return failure == std::memory_order_relaxed ? failure : std::memory_order_acquire;

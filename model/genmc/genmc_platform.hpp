@@ -85,37 +85,41 @@ inline constexpr std::size_t override_count = sizeof(overrides) / sizeof(overrid
 inline thread_local std::uint64_t override_reported = 0;
 static_assert(override_count <= 64, "at most 64 ordering overrides in one GenMC run");
 
-}  // namespace zap_genmc
-
-// GenMC bounds every loop by --unroll, the Platform's own included. Its two
-// loops (the override lookup, with its string compare, and the futex
-// bucket's scan) are C functions of their own, never inlined (clang's
-// noinline; run turns GenMC's own inliner off, which ignores it), and run
-// exempts them by name (--no-unroll): the model's bookkeeping is never cut.
-
-// The index of the override for this call site, or -1.
-extern "C" [[gnu::noinline]] inline int zap_genmc_find_override(const char* file, unsigned line) noexcept {
-    for (std::size_t i = 0; i < zap_genmc::override_count; ++i) {
-        const zap_genmc::Override& o = zap_genmc::overrides[i];
-        if (o.line == line && zap_model::path_matches(file, o.path)) return static_cast<int>(i);
-    }
+// The index of the override for a call site, or -1.
+constexpr int find_override(const char* file, unsigned line) noexcept {
+    for (std::size_t i = 0; i < override_count; ++i)
+        if (overrides[i].line == line && zap_model::path_matches(file, overrides[i].path)) return static_cast<int>(i);
     return -1;
 }
 
-namespace zap_genmc {
+// The Platform's call-site type: the override of the call site, found when
+// the call is compiled. Every Platform operation takes `Loc loc =
+// Loc::current()` (platform.hpp), and current() is consteval, so the lookup
+// (a loop over the table, string compares) never runs in GenMC: a loop
+// there would be cut by --unroll, and clang's code for it trips GenMC's
+// interpreter (a `freeze`). A location passed on at run time (the pool's
+// load_sync/cas_sync hand their caller's SourceLocation on) is looked up
+// then; no GenMC test reaches those yet.
+struct Loc {
+    int override_index = -1;
 
-inline std::memory_order mutate(std::memory_order coded, const char* file, unsigned line) noexcept {
-    if constexpr (override_count == 0) {
-        return coded;
-    } else {
-        const int i = zap_genmc_find_override(file, line);
-        if (i < 0) return coded;
-        if ((override_reported & (std::uint64_t{1} << i)) == 0) {
-            override_reported |= std::uint64_t{1} << i;
-            std::printf("zap-genmc: override %s:%u matched\n", overrides[i].path, overrides[i].line);
-        }
-        return overrides[i].order;
+    static consteval Loc current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {
+        return Loc{find_override(file, line)};
     }
+    Loc(const zap::SourceLocation& at) noexcept : override_index(find_override(at.file_name(), at.line())) {}
+
+private:
+    constexpr explicit Loc(int index) noexcept : override_index(index) {}
+};
+
+inline std::memory_order mutate(std::memory_order coded, const Loc& loc) noexcept {
+    const int i = loc.override_index;
+    if (i < 0) return coded;
+    if ((override_reported & (std::uint64_t{1} << i)) == 0) {
+        override_reported |= std::uint64_t{1} << i;
+        std::printf("zap-genmc: override %s:%u matched\n", overrides[i].path, overrides[i].line);
+    }
+    return overrides[i].order;
 }
 
 // ---- threads -----------------------------------------------------------------
@@ -183,7 +187,13 @@ inline FutexBucket bucket;
 
 }  // namespace zap_genmc
 
-// Wakes up to `count` sleepers on `word` (exempt from --unroll, above).
+// GenMC bounds every loop by --unroll, the Platform's own included. Its two
+// loops (the futex bucket's scan, the coin thread's stores) are C functions
+// of their own, never inlined (clang's noinline; run turns GenMC's own
+// inliner off, which ignores it), and run exempts them by name
+// (--no-unroll): the model's bookkeeping is never cut.
+
+// Wakes up to `count` sleepers on `word`.
 extern "C" [[gnu::noinline]] inline void zap_genmc_futex_wake(const void* word, std::uint32_t count) noexcept {
     using zap_genmc::bucket;
     pthread_mutex_lock(&bucket.lock);
@@ -196,7 +206,7 @@ extern "C" [[gnu::noinline]] inline void zap_genmc_futex_wake(const void* word, 
     pthread_mutex_unlock(&bucket.lock);
 }
 
-// The coin thread's body (exempt from --unroll, above).
+// The coin thread's body.
 extern "C" [[gnu::noinline]] inline void* zap_genmc_flip_coins(void*) noexcept {
     for (auto& kind : zap_genmc::coins)
         for (auto& coin : kind) coin.store(1, std::memory_order_relaxed);
@@ -227,7 +237,7 @@ inline void sleep_until_woken(unsigned me, bool timed) noexcept {
 namespace zap {
 
 struct GenmcPlatform {
-    using Loc = SourceLocation;
+    using Loc = zap_genmc::Loc;
 
     template <class T>
     class Atomic {
@@ -275,7 +285,7 @@ struct GenmcPlatform {
 
     private:
         static std::memory_order at(std::memory_order coded, const Loc& loc) noexcept {
-            return zap_genmc::mutate(coded, loc.file_name(), loc.line());
+            return zap_genmc::mutate(coded, loc);
         }
         std::atomic<T> value_;
     };
@@ -294,7 +304,7 @@ struct GenmcPlatform {
 
     // A fence overridden to `relaxed` is removed.
     static void fence(std::memory_order order, Loc loc = Loc::current()) noexcept {
-        const std::memory_order o = zap_genmc::mutate(order, loc.file_name(), loc.line());
+        const std::memory_order o = zap_genmc::mutate(order, loc);
         if (o != std::memory_order_relaxed) std::atomic_thread_fence(o);
     }
 
