@@ -53,4 +53,31 @@ void queue() {
     expect_each_once(tasks);
 }
 
+// queue_swap: a consumer that pops twice in one turn while a producer
+// pushes: when its cursor runs dry, pop() swaps the stack out (step 3) and
+// must acquire the links of the list pushed meanwhile. T0 pushes {a} and
+// takes the consumer role; T1 pushes {b}; each task exactly once.
+void queue_swap() {
+    Queue q;
+    Counted tasks[2];
+    q.push(one(tasks[0]));
+    auto consumer = [&] {
+        Task* cursor = nullptr;
+        if (!q.try_acquire_consumer(cursor)) return;
+        for (int i = 0; i < 2; ++i)
+            if (Task* t = q.pop(cursor)) t->run();
+        q.release_consumer(cursor);
+    };
+    auto producer = [&] { q.push(one(tasks[1])); };
+    pthread_t c = go(consumer), p = go(producer);
+    join(c);
+    join(p);
+    Task* cursor = nullptr;
+    if (q.try_acquire_consumer(cursor)) {
+        while (Task* t = q.pop(cursor)) t->run();
+        q.release_consumer(cursor);
+    }
+    expect_each_once(tasks);
+}
+
 ZAP_GENMC_MAIN()

@@ -121,7 +121,7 @@ def document(root, sites, results, analysis):
                    ", ".join(f'`{n}` {t["seconds"]} s' for n, t in sorted(tests.items())) + ".\n")
     genmc = results.get("genmc", {})
     if genmc.get("last_run"):
-        run = genmc["last_run"]
+        run = genmc.get("full_run", genmc["last_run"])
         gcounts = {}
         for s, w in rows:
             row = genmc.get("mutants", {}).get(f'{s["key"]}=>{w}')
@@ -131,7 +131,11 @@ def document(root, sites, results, analysis):
         summary = "; ".join(f'{m.upper()}: ' + ", ".join(f"{n} {v}" for (mm, v), n in sorted(gcounts.items()) if mm == m)
                             for m in ("rc11", "imm"))
         out.append(f'- GenMC column: `model/mutate {run["argv"]}` with {run["genmc"]}, '
-                   f'{run["mutants"]} mutants in {run["seconds"]} s ({run["date"]}). {summary}.\n')
+                   f'{run["mutants"]} mutants in {run["seconds"]} s on the project machine ({run["date"]})')
+        last = genmc["last_run"]
+        if last != run:
+            out.append(f'; last partial run `model/mutate {last["argv"]}`, {last["mutants"]} mutants ({last["date"]})')
+        out.append(f". {summary}.\n")
         gtests = genmc.get("tests", {})
         if gtests:
             out.append("- GenMC tests used (ctest label `genmc`), unmutated: " +
