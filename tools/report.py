@@ -119,7 +119,7 @@ def genmc_row(t):
     setup = line(r"^genmc: .*, model (\w+), .*unroll (\d+),[^\n]*?(?:, seed (\S+))?$") or ("?", "?", None)
     explored = line(r"^executions explored: (\S+); result: (.*)$") or ("?", "?")
     blocked = line(r"^blocked: (\d+); seconds: ([\d.]+)") or ("?", f"{t.seconds:.1f}")
-    claim = line(r"^(PASS|FAIL): expected (\S+)") or (None, "?")
+    claim = line(r"^(PASS|FAIL): expected ([^\s,]+(?:,[^\s,]+)*)") or (None, "?")
     overrides = re.findall(r"^ordering override: (\S+)", t.output, re.M)
     note = ",".join(os.path.basename(o) for o in overrides) + (f" seed {setup[2]}" if setup[2] else "")
     unroll = "none" if setup[1] == "0" else setup[1]

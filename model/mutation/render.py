@@ -49,7 +49,8 @@ def _genmc_one(r):
         return "not reached"
     if r["verdict"] == "inconclusive":
         return "inconclusive (" + "; ".join(r.get("inconclusive", [])) + ")"
-    return f'survived ({len(r.get("tests_run", []))} tests)'
+    n = len(r.get("tests_run", []))
+    return f'survived ({n} test{"" if n == 1 else "s"})'
 
 
 def _genmc(row, site):
