@@ -14,6 +14,10 @@ What is read from a test's output (nothing is a list of known tests):
           a model test without them (model_mutation_ci) shows its last line.
   tla     the rows of tla/run.sh's table (config expected result distinct
           depth seconds); a skipped test is a SKIPPED row, never a pass.
+  genmc*  model/genmc/run's lines "genmc: FILE TEST, model M, ..., unroll U",
+          "executions explored: N; result: R", "blocked: B; seconds: S",
+          "PASS|FAIL: expected E", "ordering override: ..."; a skipped test
+          (no GenMC) is a SKIPPED row, never a pass.
   unit    per preset: ctests, and GoogleTest cases ("[  PASSED  ] N tests.").
   stress  per preset: ctests, and "zap_stress: passed: N runs in S s; tasks
           executed: T".
@@ -103,6 +107,26 @@ def model_row(t):
             verdict(t, claim[0]), ",".join(os.path.basename(o) for o in overrides)]
 
 
+def genmc_row(t):
+    """test, model, unroll, explored, blocked, result, expected, verdict, seconds, note."""
+    def line(pattern):
+        m = re.search(pattern, t.output, re.M)
+        return m.groups() if m else None
+
+    if t.status == "skipped":
+        return [t.name, "-", "-", "-", "-", "-", "-", "SKIPPED", f"{t.seconds:.1f}",
+                re.sub(r"^SKIPPED: ", "", last_line(t.output))]
+    setup = line(r"^genmc: .*, model (\w+), .*unroll (\d+),[^\n]*?(?:, seed (\S+))?$") or ("?", "?", None)
+    explored = line(r"^executions explored: (\S+); result: (.*)$") or ("?", "?")
+    blocked = line(r"^blocked: (\d+); seconds: ([\d.]+)") or ("?", f"{t.seconds:.1f}")
+    claim = line(r"^(PASS|FAIL): expected ([^\s,]+(?:,[^\s,]+)*)") or (None, "?")
+    overrides = re.findall(r"^ordering override: (\S+)", t.output, re.M)
+    note = ",".join(os.path.basename(o) for o in overrides) + (f" seed {setup[2]}" if setup[2] else "")
+    unroll = "none" if setup[1] == "0" else setup[1]
+    return [t.name, setup[0], unroll, number(explored[0]), number(blocked[0]), explored[1], claim[1],
+            verdict(t, claim[0]), blocked[1], note.strip()]
+
+
 # A row of tla/run.sh's table: config expected result distinct depth seconds ("?" when TLC printed none).
 TLA_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(ok|FAIL)\s+(\d+|\?)\s+(\d+|\?)\s+([\d.]+)$")
 
@@ -162,7 +186,7 @@ COUNTS = ["ctests", "passed", "failed", "skipped"]
 
 
 def print_tables(tests):
-    """Unit, models, TLA+, stress (the order tools/test runs them), then any other label."""
+    """Unit, Relacy and GenMC models, TLA+, stress (the order tools/test runs them), then any other label."""
     def labelled(match):
         return [t for t in tests if match(t.label)]
 
@@ -179,11 +203,15 @@ def print_tables(tests):
     table("Relacy models", ["test", "scheduler", "bound", "iterations", "explored", "result", "expected",
                             "verdict", "note"],
           [model_row(t) for t in labelled(is_model)], right={"bound", "iterations", "explored"})
+    table("GenMC models (model/genmc/run)", ["test", "model", "unroll", "explored", "blocked", "result", "expected",
+                                             "verdict", "seconds", "note"],
+          [genmc_row(t) for t in labelled(lambda l: l.startswith("genmc"))],
+          right={"unroll", "explored", "blocked", "seconds"})
     table("TLA+ (tla/run.sh)", ["config", "expected", "TLC found", "states", "depth", "seconds", "verdict",
                                 "note"],
           [r for t in labelled(lambda l: l == "tla") for r in tla_rows(t)], right={"states", "depth", "seconds"})
     totals("Stress", "stress", ["runs", "tasks executed"], stress_runs)
-    others = labelled(lambda l: not is_model(l) and l not in ("unit", "tla", "stress"))
+    others = labelled(lambda l: not is_model(l) and not l.startswith("genmc") and l not in ("unit", "tla", "stress"))
     table("Other labels", ["preset/label"] + COUNTS + ["seconds"],
           [totals_row(f"{p}/{l}", ts, []) for (p, l), ts in grouped(others, lambda t: (t.preset, t.label))],
           right=set(COUNTS) | {"seconds"})
