@@ -74,6 +74,26 @@ TEST(ClosureMemory, BlocksStillOutWhenTheOwnerExitsAreFreedByTheLastFree) {
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
 
+// A thread_local destroyed after the thread's C5 (constructed before its
+// first allocation, so destroyed after) may still spawn and free a task.
+TEST(ClosureMemory, AnAllocationAfterTheThreadsExitBeganIsABlockOfItsOwn) {
+    struct LateUser {
+        bool armed = false;
+        ~LateUser() {
+            if (!armed) return;
+            void* p = Memory::allocate(small, align);
+            EXPECT_EQ(TrackedPlatform::live_bytes.load() % static_cast<long>(Memory::block_bytes), 0);
+            Memory::deallocate(p, small, align);
+        }
+    };
+    on_own_thread([] {
+        static thread_local LateUser late;
+        late.armed = true;
+        Memory::deallocate(Memory::allocate(small, align), small, align);  // makes the Cache after `late`
+    });
+    EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
+}
+
 TEST(ClosureMemory, LargeOrOveralignedTasksGoToThePlatform) {
     on_own_thread([] {
         for (auto [size, al] : {std::pair<std::size_t, std::size_t>{4096, align}, {small, 64}}) {

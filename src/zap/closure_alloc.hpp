@@ -18,8 +18,9 @@
 // true for StdPlatform); the others (the models) allocate every task.
 //
 // Protocol (C):
-//   C1. A thread's first allocate() makes its Cache; a thread_local Holder
-//       runs C5 when the thread exits.
+//   C1. A thread's first allocate() makes its Cache and a thread_local whose
+//       destructor runs C5 when the thread exits; after that, the thread's
+//       allocations are blocks of their own.
 //   C2. allocate(): pop the thread's `local` list; empty: take the whole
 //       `returned` stack as the new local list (exchange); still empty: carve
 //       the next block of the current slab, or of a new slab (Platform::
@@ -71,7 +72,8 @@ public:
 
     static void* allocate(std::size_t size, std::size_t align) {
         if (!fits(size, align)) return Platform::allocate(size, align);
-        return take(own_cache())->payload;  // C2
+        Cache* cache = own_cache();
+        return (cache != nullptr ? take(*cache) : own_block())->payload;  // C2
     }
 
     static void deallocate(void* p, std::size_t size, std::size_t align) noexcept {
@@ -121,22 +123,26 @@ private:
         return block;
     }
 
-    // C1. The Holder's cache is null before the thread's first allocation,
-    // and again once C5 has run at its exit.
-    struct Holder {
-        Cache* cache = nullptr;
-        ~Holder() {
-            if (cache != nullptr) abandon(*std::exchange(cache, nullptr));
-        }
-    };
-    static Holder& holder() noexcept {
-        static thread_local Holder held;
-        return held;
+    // C1. The thread's Cache: null before its first allocation, `exited`
+    // once C5 has run. A plain pointer (no destructor), so a thread_local
+    // destructor that spawns or frees a task after C5 still reads it.
+    static Cache*& current() noexcept {
+        static thread_local Cache* cache = nullptr;
+        return cache;
     }
-    static Cache& own_cache() {
-        Holder& held = holder();
-        if (held.cache == nullptr) held.cache = new Cache;
-        return *held.cache;
+    struct Exit {
+        ~Exit() { abandon(*std::exchange(current(), exited())); }
+    };
+    static Cache* exited() noexcept { return reinterpret_cast<Cache*>(alignof(Cache)); }  // no Cache lives there
+    // Null after the thread's exit began: its tasks then take blocks of their own.
+    static Cache* own_cache() {
+        Cache*& cache = current();
+        if (cache == nullptr) {
+            cache = new Cache;
+            static thread_local Exit at_exit;  // constructed here, so destroyed at this thread's exit
+            (void)at_exit;
+        }
+        return cache == exited() ? nullptr : cache;
     }
 
     // C2.
@@ -176,7 +182,7 @@ private:
         Cache* owner = block->owner;
         if (owner == nullptr) return Platform::deallocate(block, sizeof(Block), alignof(Block));
         poison(block);
-        if (owner == holder().cache) {
+        if (owner == current()) {
             block->next = owner->local;  // C3
             owner->local = block;
             return;
