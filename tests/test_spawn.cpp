@@ -81,10 +81,17 @@ TEST(Spawn, ATaskTooLargeForABlockIsOnePlatformAllocation) {
     zap::BasicThreadPool<CountingPlatform> pool(threads(2));
     zap::BasicWaitGroup<CountingPlatform> wg;
     std::array<char, 256> big{};
+    big.back() = 'z';
     wg.add(2);
     const int before = CountingPlatform::allocations.load();
-    pool.spawn([&wg, big] { wg.done(); });
-    pool.spawn([&wg, big] { wg.done(); });
+    pool.spawn([&wg, big] {
+        EXPECT_EQ(big.back(), 'z');  // the capture arrived whole
+        wg.done();
+    });
+    pool.spawn([&wg, big] {
+        EXPECT_EQ(big.back(), 'z');
+        wg.done();
+    });
     EXPECT_EQ(CountingPlatform::allocations.load() - before, 2);
     wg.wait();
 }
