@@ -183,13 +183,13 @@ private:
         if (owner == nullptr) return Platform::deallocate(block, sizeof(Block), alignof(Block));
         poison(block);
         if (owner == current()) {
-            block->next = owner->local;  // C3
+            block->next = owner->local;  // C3 (K1: only the owner touches local)
             owner->local = block;
             return;
         }
         std::uintptr_t head = owner->returned.load(std::memory_order_relaxed);  // a guess for the CAS
         do {
-            if (head == abandoned) return count_out(*owner, 1);
+            if (head == abandoned) return count_out(*owner, 1);  // K1: nothing is pushed after C5
             block->next = reinterpret_cast<Block*>(head);
             // Release: the task's last use of the block happens before the
             // owner's acquire exchange (C2) that takes it back.
@@ -211,7 +211,7 @@ private:
     }
 
     // C6.
-    static void count_out(Cache& cache, std::uint64_t n) noexcept {
+    static void count_out(Cache& cache, std::uint64_t n) noexcept {  // K2
         // acq_rel: every count-out happens before the frees below.
         if (cache.out.fetch_sub(n, std::memory_order_acq_rel) != n) return;
         for (Block* slab = cache.slabs; slab != nullptr;) {
