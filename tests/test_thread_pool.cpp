@@ -373,7 +373,7 @@ INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));
 
 TEST(PoolConfig, DefaultsAreTheContracts) {
     const zap::Config config;
-    EXPECT_EQ(config.max_threads, std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(config.max_threads, zap::available_parallelism());
     EXPECT_EQ(config.stack_size, std::size_t{4} << 20);
     EXPECT_EQ(config.name, "zap");
     EXPECT_FALSE(config.on_thread_start);
@@ -382,7 +382,7 @@ TEST(PoolConfig, DefaultsAreTheContracts) {
 
 TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
     zap::ThreadPool pool(zap::Config{.max_threads = 0});
-    EXPECT_EQ(pool.max_threads(), std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(pool.max_threads(), zap::available_parallelism());
 }
 
 TEST(PoolConfig, HooksBracketEveryTaskOfAWorkerAndWorkersAreNamed) {

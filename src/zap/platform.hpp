@@ -56,6 +56,10 @@
 //                                                   fields of different threads apart
 //   static constexpr std::uint32_t ring_capacity;   slots per worker ring (a power of two)
 //
+//   Optional: static constexpr bool recycles_closures; when present, the
+//   drop-in layer's heap tasks come from closure_alloc.hpp's per-thread
+//   blocks instead of one allocate() each (StdPlatform; not the models).
+//
 // Capacities are constants of the Platform so that a model can shrink them
 // (a ring of 2 to 4 slots makes overflow and wrap-around reachable in a few
 // steps) while production keeps the seed's 256.

@@ -3,7 +3,7 @@
 // TaskGroup's children (task_group.hpp).
 //
 // Protocol (one heap task):
-//   1. make: one Platform::allocate holds a HeapTask - the Task header the
+//   1. make: one allocation (closure_alloc.hpp) holds a HeapTask - the Task header the
 //      pool links, and a Job that owns the callable (moved or copied in).
 //      If constructing the Job throws, the memory is given back and the
 //      exception reaches the caller; nothing was scheduled.
@@ -26,6 +26,7 @@
 // submit()'s future is ready). From a task of the pool they are part of the drain.
 #pragma once
 
+#include <zap/closure_alloc.hpp>
 #include <zap/task.hpp>
 
 #include <exception>
@@ -51,16 +52,19 @@ public:
     // Step 1. The returned task belongs to itself once scheduled (step 2).
     template <class... Args>
     static HeapTask* make(Args&&... args) {
-        void* memory = Platform::allocate(sizeof(HeapTask), alignof(HeapTask));
+        void* memory = Memory::allocate(sizeof(HeapTask), alignof(HeapTask));
         try {
             return new (memory) HeapTask(std::forward<Args>(args)...);
         } catch (...) {
-            Platform::deallocate(memory, sizeof(HeapTask), alignof(HeapTask));
+            Memory::deallocate(memory, sizeof(HeapTask), alignof(HeapTask));
             throw;
         }
     }
 
 private:
+    // Step 1's memory: recycled blocks (closure_alloc.hpp) where the Platform opts in.
+    using Memory = std::conditional_t<requires { Platform::recycles_closures; }, ClosureMemory<Platform>, Platform>;
+
     template <class... Args>
     explicit HeapTask(Args&&... args) : BasicTask<Platform>(&run), job_(std::forward<Args>(args)...) {}
 
@@ -69,7 +73,7 @@ private:
         auto* self = static_cast<HeapTask*>(task);
         auto outcome = self->job_.execute();
         self->~HeapTask();
-        Platform::deallocate(self, sizeof(HeapTask), alignof(HeapTask));
+        Memory::deallocate(self, sizeof(HeapTask), alignof(HeapTask));
         std::move(outcome).publish();
     }
 
