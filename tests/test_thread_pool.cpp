@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "os_probe.hpp"
+#include "rounds.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -225,7 +226,7 @@ TEST_P(Pool, JoinBeforeShutdownWithNoWorkerEverSpawned) {
 // late touch is a heap-use-after-free report. Every other cycle warms the
 // workers first, so shutdown() finds them idle and wakes them.
 TEST_P(Pool, ShutdownOnOneThreadJoinAndDestroyOnAnother) {
-    for (int cycle = 0; cycle < 500; ++cycle) {
+    for (int cycle = 0; cycle < zap_test::rounds(500); ++cycle) {
         auto pool = std::make_unique<zap::ThreadPool>(config());
         if (cycle % 2 == 1) pool->warm(GetParam());
         std::thread closer([p = pool.get()] { p->shutdown(); });
@@ -275,7 +276,7 @@ TEST_P(Pool, ShutdownFromInsideATask) {
 }
 
 TEST_P(Pool, ThousandCreateScheduleDestroyCycles) {
-    for (int cycle = 0; cycle < 1000; ++cycle) {
+    for (int cycle = 0; cycle < zap_test::rounds(1000); ++cycle) {
         std::vector<Counted> tasks(8);
         {
             zap::ThreadPool pool(config());
