@@ -3,10 +3,12 @@
 # Label `model`: each claim under a bounded search (context bound = number of
 # preemptions Relacy may insert) where that finishes in seconds, plus a
 # random-scheduler run; label `model-deep`: the same claims with larger
-# bounds and more random executions (configure with -DZAP_MODEL_DEEP=ON). `seed.*` and `bite.*` tests run a model
-# on a seeded bug (a seed behaviour from model/seed/*.patch, or an ordering
-# weakened through ZAP_MUTATE) and pass only when Relacy reports the
-# expected failure: they prove that each check can fail.
+# bounds and more random executions (configure with -DZAP_MODEL_DEEP=ON).
+# Label `model-teeth`: the `seed.*` and `bite.*` tests run a model on a
+# seeded bug (a seed behaviour from model/seed/*.patch, or an ordering
+# weakened through ZAP_MUTATE) and pass only when Relacy reports the expected
+# failure: they prove that each check can fail. tools/test runs them;
+# tools/verify runs `model` only (no seed binary to build).
 
 set(Z zap_model)
 set(src ${PROJECT_SOURCE_DIR}/src/zap)
@@ -70,7 +72,8 @@ endforeach()
 
 # ---- seed behaviours (model/seed/*.patch): the models find each defect ----
 macro(zap_seed name binary_seed test expect)
-  zap_model_test(NAME model.seed.${name} BINARY zap_model_seed_${binary_seed} ARGS ${test} ${ARGN} --expect ${expect})
+  zap_model_test(NAME model.seed.${name} BINARY zap_model_seed_${binary_seed} ARGS ${test} ${ARGN} --expect ${expect}
+                 LABEL model-teeth)
 endmacro()
 zap_seed(event_shutdown_wake event-shutdown-wake event_two_sleepers deadlock --bound 2)
 zap_seed(event_shutdown_wake_3 event-shutdown-wake event_three_waiters deadlock --bound 1)
@@ -104,7 +107,7 @@ zap_line(a5 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);"
 set(seed_fences "src/zap/thread_pool.hpp:${a2}=relaxed,src/zap/thread_pool.hpp:${a5}=relaxed")
 foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K random runs
   zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
-                 ARGS ${name} --sched random --iterations 200000 --expect deadlock)
+                 ARGS ${name} --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
 endforeach()
 
 # ---- bites: one weakened ordering per part model --------------------------
@@ -112,7 +115,7 @@ endforeach()
 macro(zap_bite_in binary name test file regex order expect)
   zap_line(line ${src}/${file} "${regex}")
   zap_model_test(NAME model.bite.${name} BINARY ${binary} MUTATE "src/zap/${file}:${line}=${order}"
-                 ARGS ${test} ${ARGN} --expect ${expect})
+                 ARGS ${test} ${ARGN} --expect ${expect} LABEL model-teeth)
 endmacro()
 macro(zap_bite name test file regex order expect)
   zap_bite_in(${Z} ${name} ${test} ${file} "${regex}" ${order} ${expect} ${ARGN})

@@ -100,8 +100,8 @@ private:
         Unsigned lo, hi;
         BasicWaitGroup<Platform> done;
 
-        UpperHalf(Loop& loop, Unsigned lo, Unsigned hi) noexcept
-            : BasicTask<Platform>(&run), loop(loop), lo(lo), hi(hi) {
+        UpperHalf(Loop& owner, Unsigned first, Unsigned last) noexcept
+            : BasicTask<Platform>(&run), loop(owner), lo(first), hi(last) {
             done.add();
         }
 

@@ -2,12 +2,14 @@
 //
 // Every template in src/zap/ takes a `Platform` parameter and touches shared
 // memory, futexes, threads and the thread-local only through it. The
-// production build instantiates StdPlatform (std_platform.hpp); the Relacy
+// production build instantiates StdPlatform (std_platform.hpp: the Linux,
+// Windows or portable platform, by the system compiled for); the Relacy
 // model (model/), the chaos stress platform (stress/) and the test platforms
 // (tests/) instantiate the very same templates with their own Platform, so the
 // algorithm exists once.
 //
-// A Platform is a class with these static members (see StdPlatform for one):
+// A Platform is a class with these static members (linux_platform.hpp and
+// std_primitives.hpp make one):
 //
 //   template <class T> class Atomic;
 //       Atomic<T> a{init}; every operation names its memory order and takes a
