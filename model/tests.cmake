@@ -178,3 +178,38 @@ endforeach()
 # (help_two_waiters: not found in 100 K random runs, both helpers must be
 # asleep before the outside thread schedules; its bites above fail it.)
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
+
+# ---- TaskGroup cancellation (task_group_models.cpp, Protocol C of cancellation.hpp) ----
+# cancel_token and cancel_publishes start no worker: a bounded search finishes.
+# cancel_skips and cancel_wakes_waiter run the pool: random only (as the pool models).
+foreach(name cancel_token cancel_publishes)
+  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound 2)
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+endforeach()
+foreach(name cancel_skips cancel_wakes_waiter)
+  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+  if(ZAP_MODEL_DEEP)
+    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 3000000
+                   LABEL model-deep)
+  endif()
+endforeach()
+# Seeded bugs, each found: a maker of the stop_source that does not look for
+# a cancel() made before its publication leaves a token unstopped (S1); a
+# queued child that does not look at the flag runs after the cancel (S3); a
+# wait() that resets the group before the round is over leaves it canceled
+# (C5); a run() that counts a child before skipping it never lets the count
+# reach zero.
+zap_seed(cancel_maker_no_recheck cancel-maker-no-recheck cancel_token assert --bound 1)
+zap_seed(cancel_no_skip cancel-no-skip cancel_skips assert --sched random --iterations 100000)
+zap_seed(cancel_reset_first cancel-reset-first cancel_skips assert --sched random --iterations 100000)
+zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlock --sched random --iterations 100000)
+# Bites: each ordering of cancellation.hpp weakened one step, where a model
+# can show it (model/mutate reports them all). The maker's acquire half
+# survives every model: it is there for S4's holders of a token, and
+# std::stop_source's own synchronization is invisible to Relacy
+# (model/mutation/analysis.json).
+zap_bite(cancel_acquire cancel_token cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" release race --bound 2)
+zap_bite(cancel_release cancel_publishes cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" acquire race --bound 2)
+zap_bite(is_canceled_acquire cancel_publishes cancellation.hpp "word_.load(std::memory_order_acquire) & canceled" relaxed race --bound 2)
+zap_bite(token_load_acquire cancel_token cancellation.hpp "std::uint32_t seen = word_.load(std::memory_order_acquire)" relaxed race --bound 2)
+zap_bite(make_source_release cancel_token cancellation.hpp "word_.fetch_or(source, std::memory_order_acq_rel)" acquire race --bound 2)
