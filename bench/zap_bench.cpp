@@ -16,6 +16,8 @@
 // side by side.
 #include "continuation.hpp"
 
+#include "../tests/detached.hpp"
+
 #include <zap/zap.hpp>
 
 #include <coroutine>
@@ -74,16 +76,7 @@ struct DropIn {
         return meter != nullptr ? meter->measure(part) : part();
     }
 
-    // A coroutine nobody awaits: it starts at once; its frame is its one allocation.
-    struct Detached {
-        struct promise_type {
-            Detached get_return_object() noexcept { return {}; }
-            std::suspend_never initial_suspend() noexcept { return {}; }
-            std::suspend_never final_suspend() noexcept { return {}; }
-            void return_void() noexcept {}
-            void unhandled_exception() noexcept { std::terminate(); }
-        };
-    };
+    using Detached = zap_test::Detached;  // its frame is the hop workload's one allocation
     static Detached hopper(zap::ThreadPool& pool, std::uint64_t hops, std::uint64_t& made, Signal& ended) {
         for (std::uint64_t i = 0; i < hops; ++i) {
             co_await pool.schedule();

@@ -33,7 +33,10 @@ set(ZAP_MODEL_BOUNDED
   "mailbox_fifo 2 100000 3 1000000"
   "mailbox_close 1 100000 1 3000000"
   "object_pool_close 1 100000 2 1000000"
-  "object_pool_gate 2 100000 3 1000000")
+  "object_pool_gate 2 100000 3 1000000"
+  # model/task_group_models.cpp: the two that start no worker
+  "cancel_token 2 100000 3 1000000"
+  "cancel_publishes 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -58,7 +61,9 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     help_two_waiters
     # lifecycle_models.cpp: their bounded searches run for minutes (apart_idle_worker
     # over ten at bound 2; the seed tests show bound 2 reaching each race)
-    apart_idle_worker apart_spawn_fails two_joiners)
+    apart_idle_worker apart_spawn_fails two_joiners
+    # task_group_models.cpp: TaskGroup cancellation on a running pool
+    cancel_skips cancel_wakes_waiter)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -180,19 +185,9 @@ endforeach()
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
 
 # ---- TaskGroup cancellation (task_group_models.cpp, Protocol C of cancellation.hpp) ----
-# cancel_token and cancel_publishes start no worker: a bounded search finishes.
-# cancel_skips and cancel_wakes_waiter run the pool: random only (as the pool models).
-foreach(name cancel_token cancel_publishes)
-  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound 2)
-  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
-endforeach()
-foreach(name cancel_skips cancel_wakes_waiter)
-  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
-  if(ZAP_MODEL_DEEP)
-    zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 3000000
-                   LABEL model-deep)
-  endif()
-endforeach()
+# cancel_token and cancel_publishes start no worker: bounded and random runs, in
+# ZAP_MODEL_BOUNDED; cancel_skips and cancel_wakes_waiter run the pool: random
+# only, in ZAP_MODEL_RANDOM (as the pool models).
 # Seeded bugs, each found: a maker of the stop_source that does not look for
 # a cancel() made before its publication leaves a token unstopped (S1); a
 # queued child that does not look at the flag runs after the cancel (S3); a

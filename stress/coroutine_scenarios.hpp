@@ -11,6 +11,8 @@
 
 #include "scenarios.hpp"
 
+#include "../tests/detached.hpp"
+
 #include <coroutine>
 #include <exception>
 #include <thread>
@@ -22,16 +24,7 @@ struct CoroutineKit {
     using Pool = zap::BasicThreadPool<P>;
     using WaitGroup = zap::BasicWaitGroup<P>;
 
-    // A coroutine nobody awaits: it starts at once and its frame goes at its end.
-    struct Detached {
-        struct promise_type {
-            Detached get_return_object() noexcept { return {}; }
-            std::suspend_never initial_suspend() noexcept { return {}; }
-            std::suspend_never final_suspend() noexcept { return {}; }
-            void return_void() noexcept {}
-            void unhandled_exception() noexcept { std::terminate(); }
-        };
-    };
+    using Detached = zap_test::Detached;
 
     struct Shared {
         explicit Shared(Pool& p) : pool(p) {}
@@ -59,11 +52,11 @@ struct CoroutineKit {
         for (std::uint32_t threads : {1u, 2u, 4u}) {
             stage("coroutine: pool");
             Pool pool(pool_config(threads));
-            for (int r = 0; r < 4; ++r) {
+            for (int r = 0; r < 3; ++r) {
                 stage("coroutine: round");
                 Shared shared(pool);
-                const std::size_t per_thread = run.between(1, run.size(200));
-                const std::uint64_t hops = run.between(1, 60);
+                const std::size_t per_thread = run.between(1, run.size(60));
+                const std::uint64_t hops = run.between(1, 40);
                 const std::size_t waiting_tasks = run.between(0, 8);
                 const std::uint64_t coroutines = 2 * per_thread + waiting_tasks;
                 shared.all.add(static_cast<std::uint32_t>(coroutines));

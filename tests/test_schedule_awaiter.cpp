@@ -4,6 +4,7 @@
 // schedule()'s contract violation.
 #include "counting_new.hpp"
 #include "counting_platform.hpp"
+#include "detached.hpp"
 
 #include <zap/zap.hpp>
 
@@ -26,19 +27,9 @@ zap::Config threads(std::uint32_t n) {
     return config;
 }
 
-// The least a coroutine needs to run: it starts at once, nobody awaits it,
-// its frame goes when it ends. Each test counts it done on a WaitGroup.
 // (A coroutine lambda reads its captures through the closure object: each
 // test keeps the lambda in a variable that outlives the coroutine.)
-struct Detached {
-    struct promise_type {
-        Detached get_return_object() noexcept { return {}; }
-        std::suspend_never initial_suspend() noexcept { return {}; }
-        std::suspend_never final_suspend() noexcept { return {}; }
-        void return_void() noexcept {}
-        void unhandled_exception() noexcept { std::terminate(); }
-    };
-};
+using zap_test::Detached;
 
 // `hops` hops, noting for each resumption whether it was on a worker.
 template <class P>

@@ -5,6 +5,7 @@
 // exceptions, in the destructor); tokens asked for from many children while
 // cancel() races them; and the stop_source is made only when asked for.
 #include "counting_new.hpp"
+#include "sentinel.hpp"
 
 #include <zap/zap.hpp>
 
@@ -28,17 +29,6 @@ zap::Config threads(std::uint32_t n) {
 void spin_until(const std::atomic<bool>& flag) {
     while (!flag.load()) std::this_thread::yield();
 }
-
-// Sets its flag when the last owner of the callable's captures goes.
-struct Sentinel {
-    std::shared_ptr<std::atomic<int>> destroyed;
-    explicit Sentinel(std::shared_ptr<std::atomic<int>> counter) : destroyed(std::move(counter)) {}
-    Sentinel(Sentinel&&) noexcept = default;
-    Sentinel(const Sentinel&) = delete;
-    ~Sentinel() {
-        if (destroyed) ++*destroyed;
-    }
-};
 
 }  // namespace
 
