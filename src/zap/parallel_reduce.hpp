@@ -73,10 +73,11 @@ class Reduction {
                   "parallel_reduce/transform_reduce: the value type T must be nothrow movable");
 
 public:
-    // Leaves per tree, at most about twice this (step 2): enough parts for
-    // four per thread on a pool of 256, few enough that the tree's own cost
-    // (one reduce per node) vanishes against n terms. Part of the result's
-    // definition: changing it changes what a float sum rounds to.
+    // Leaves per tree at most (step 2; at least half as many once n reaches
+    // it): enough for the forks to cut four parts per thread on a pool of
+    // 256. The tree adds no reduce: a leaf starts from its first term, so a
+    // sum of n terms makes n - 1 calls, as a serial fold does. Part of the
+    // result's definition: changing it changes what a float sum rounds to.
     static constexpr Unsigned max_leaves = 1024;
 
     Reduction(BasicThreadPool<Platform>& pool, Unsigned n, At& at, Reduce& reduce) noexcept
