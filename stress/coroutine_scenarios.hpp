@@ -55,7 +55,7 @@ struct CoroutineKit {
             for (int r = 0; r < 3; ++r) {
                 stage("coroutine: round");
                 Shared shared(pool);
-                const std::size_t per_thread = run.between(1, run.size(60));
+                const std::size_t per_thread = run.between(1, run.size(40));
                 const std::uint64_t hops = run.between(1, 40);
                 const std::size_t waiting_tasks = run.between(0, 8);
                 const std::uint64_t coroutines = 2 * per_thread + waiting_tasks;

@@ -61,7 +61,7 @@ struct WorkerIndexKit {
             {
                 Pool pool(config);
                 scratch.pool = &pool;
-                for (int r = 0; r < 6; ++r) {
+                for (int r = 0; r < 4; ++r) {
                     stage("worker_index: round");
                     const std::size_t n = run.between(1, run.size(5'000));
                     scheduled(n);
