@@ -111,8 +111,11 @@ private:
 //   psum     sum of `size` uint32 from xorshift32, a parallel_for / chunked loop
 //   yield    64 tasks rescheduling themselves, `size` runs in all
 //   pingpong a token passed `size` times between the external thread and a task of an idle pool
+//   hop      one coroutine resumed `size` times on the pool by `co_await pool.schedule()`
+//            (the first hop from the external thread, the rest from a worker)
 inline const std::vector<std::string>& workload_names() {
-    static const std::vector<std::string> names{"fib", "qsort", "skynet", "nqueens", "spawn", "psum", "yield", "pingpong"};
+    static const std::vector<std::string> names{"fib",  "qsort", "skynet",   "nqueens", "spawn",
+                                                "hop",  "psum",  "yield",    "pingpong"};
     return names;
 }
 

@@ -35,7 +35,10 @@ set(ZAP_MODEL_BOUNDED
   "mailbox_fifo 2 100000 3 1000000"
   "mailbox_close 1 100000 1 3000000"
   "object_pool_close 1 100000 2 1000000"
-  "object_pool_gate 2 100000 3 1000000")
+  "object_pool_gate 2 100000 3 1000000"
+  # model/task_group_models.cpp: the two that start no worker
+  "cancel_token 2 100000 3 1000000"
+  "cancel_publishes 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -60,7 +63,9 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     help_two_waiters
     # lifecycle_models.cpp: their bounded searches run for minutes (apart_idle_worker
     # over ten at bound 2; the seed tests show bound 2 reaching each race)
-    apart_idle_worker apart_spawn_fails two_joiners)
+    apart_idle_worker apart_spawn_fails two_joiners
+    # task_group_models.cpp: TaskGroup cancellation on a running pool
+    cancel_skips cancel_wakes_waiter)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -184,3 +189,27 @@ endforeach()
 # asleep before the outside thread schedules; its bites above fail it.)
 zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched random --iterations 300000)
 
+# ---- TaskGroup cancellation (task_group_models.cpp, Protocol C of cancellation.hpp) ----
+# cancel_token and cancel_publishes start no worker: bounded and random runs, in
+# ZAP_MODEL_BOUNDED; cancel_skips and cancel_wakes_waiter run the pool: random
+# only, in ZAP_MODEL_RANDOM (as the pool models).
+# Seeded bugs, each found: a maker of the stop_source that does not look for
+# a cancel() made before its publication leaves a token unstopped (S1); a
+# queued child that does not look at the flag runs after the cancel (S3); a
+# wait() that resets the group before the round is over leaves it canceled
+# (C5); a run() that counts a child before skipping it never lets the count
+# reach zero.
+zap_seed(cancel_maker_no_recheck cancel-maker-no-recheck cancel_token assert --bound 1)
+zap_seed(cancel_no_skip cancel-no-skip cancel_skips assert --sched random --iterations 100000)
+zap_seed(cancel_reset_first cancel-reset-first cancel_skips assert --sched random --iterations 100000)
+zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlock --sched random --iterations 100000)
+# Bites: each ordering of cancellation.hpp weakened one step, where a model
+# can show it (model/mutate reports them all). The maker's acquire half
+# survives every model: it is there for S4's holders of a token, and
+# std::stop_source's own synchronization is invisible to Relacy
+# (model/mutation/analysis.json).
+zap_bite(cancel_acquire cancel_token cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" release race --bound 2)
+zap_bite(cancel_release cancel_publishes cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" acquire race --bound 2)
+zap_bite(is_canceled_acquire cancel_publishes cancellation.hpp "word_.load(std::memory_order_acquire) & canceled" relaxed race --bound 2)
+zap_bite(token_load_acquire cancel_token cancellation.hpp "std::uint32_t seen = word_.load(std::memory_order_acquire)" relaxed race --bound 2)
+zap_bite(make_source_release cancel_token cancellation.hpp "word_.fetch_or(source, std::memory_order_acq_rel)" acquire race --bound 2)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -26,6 +27,12 @@ struct Config {
     // An exception escaping either calls std::terminate.
     std::function<void()> on_thread_start = {};
     std::function<void()> on_thread_exit = {};
+    // Receives, on the worker that ran it, an exception that escaped a
+    // spawn() task (spawn.hpp); the task is over, the pool goes on. Empty:
+    // std::terminate, as for an exception escaping a std::thread. It may run
+    // on several workers at once. An exception escaping it calls
+    // std::terminate.
+    std::function<void(std::exception_ptr)> on_unhandled_exception = {};
     // Not in the contract's list; last, so that the contract's members keep
     // their positions in aggregate initialisation.
     //

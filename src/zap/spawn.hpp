@@ -80,19 +80,38 @@ private:
     Job job_;
 };
 
-// A Job's Outcome when nobody is told that it ran.
-struct NoOutcome {
-    void publish() && noexcept {}
+// The handler a pool was configured with (Config::on_unhandled_exception).
+using ExceptionHandler = std::function<void(std::exception_ptr)>;
+
+// A spawn() task's Outcome: the exception that escaped it, if any, handed to
+// the pool's handler once the task is freed (step 5, like any Outcome).
+struct Unhandled {
+    const ExceptionHandler* handler;
+    std::exception_ptr error;
+    void publish() && noexcept {
+        if (error) (*handler)(std::move(error));  // a throwing handler reaches the noexcept: std::terminate
+    }
 };
 
-// spawn(): fire and forget. An exception escaping the callable reaches the
-// noexcept execute() and calls std::terminate, as it would on a std::thread.
+// spawn(): fire and forget. Without a handler, an exception escaping the
+// callable reaches the noexcept execute() and calls std::terminate, as it
+// would on a std::thread (at the throw, the stack left for a debugger).
 template <class F>
 struct Spawned {
     F f;
-    NoOutcome execute() noexcept {
-        std::invoke(std::move(f));  // it runs once: invoked as an rvalue, as std::thread does
-        return {};
+    const ExceptionHandler* handler;  // null: no Config::on_unhandled_exception
+
+    Unhandled execute() noexcept {
+        if (handler == nullptr) {
+            std::invoke(std::move(f));  // it runs once: invoked as an rvalue, as std::thread does
+            return {nullptr, nullptr};
+        }
+        try {
+            std::invoke(std::move(f));
+            return {handler, nullptr};
+        } catch (...) {
+            return {handler, std::current_exception()};
+        }
     }
 };
 
@@ -155,7 +174,7 @@ void schedule_heap_task(BasicThreadPool<Platform>& pool, Job&& job) {
 
 template <class Platform, class F>
 void spawn(BasicThreadPool<Platform>& pool, F&& f) {
-    schedule_heap_task(pool, Spawned<std::decay_t<F>>{std::forward<F>(f)});
+    schedule_heap_task(pool, Spawned<std::decay_t<F>>{std::forward<F>(f), pool.unhandled_exception_handler()});
 }
 
 template <class Platform, class F>

@@ -67,6 +67,9 @@ struct Context {
     // Helping waits running a task on this thread: a worker's, or the
     // drain's on the joining thread.
     std::uint32_t help_depth = 0;
+    // True for join()'s drain: it works as worker 0 but is no worker
+    // (ThreadPool::worker_index() answers nullopt there).
+    bool drainer = false;
 
     static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
 };
