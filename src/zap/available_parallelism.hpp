@@ -40,6 +40,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -62,7 +63,7 @@ namespace detail {
 inline std::uint32_t affinity_cpus() noexcept {
 #if defined(__linux__)
     // The kernel refuses (EINVAL) a mask smaller than its own: grow until it fits.
-    for (int cpus = 1024; cpus <= (1 << 22); cpus *= 2) {
+    for (std::size_t cpus = 1024; cpus <= (std::size_t{1} << 22); cpus *= 2) {
         cpu_set_t* set = CPU_ALLOC(cpus);
         if (set == nullptr) return 0;
         const std::size_t bytes = CPU_ALLOC_SIZE(cpus);
