@@ -7,6 +7,7 @@
 //   group()                    a fresh task group (returned by value)
 //   psum(words, n, meter)      the peer's own parallel loop (or nullopt: not expressed)
 //   pingpong(n, meter)         the peer's own post-and-wait (or nullopt)
+//   hop(n, meter)              optional: n hops of one coroutine onto the pool
 #pragma once
 
 #include "harness.hpp"
@@ -51,6 +52,9 @@ private:
             return c_.psum(words.data(), size, meter);
         }
         if (w == "pingpong") return c_.pingpong(size, meter);
+        if constexpr (requires { c_.hop(size, meter); }) {
+            if (w == "hop") return c_.hop(size, meter);
+        }
         return std::nullopt;
     }
 

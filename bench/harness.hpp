@@ -39,7 +39,14 @@ std::uint64_t allocations() noexcept;
 // allocation column counts what the pool or runtime allocates.
 inline std::atomic<std::uint64_t> user_allocations{0};
 
-inline constexpr unsigned threads = 2;  // every peer runs its work on this many threads
+// Every peer runs its work on this many threads: BENCH_THREADS, default 2
+// (bench/run sets 8 for its oversubscription rows).
+inline unsigned threads_from_environment() {
+    const char* text = std::getenv("BENCH_THREADS");
+    const unsigned long n = text != nullptr ? std::strtoul(text, nullptr, 10) : 0;
+    return n > 0 ? static_cast<unsigned>(n) : 2;
+}
+inline const unsigned threads = threads_from_environment();
 
 // One benchmark in a process: the pool is set up, then `timed` runs between
 // two clock reads and two allocation counts; the pool stays alive while
@@ -104,8 +111,11 @@ private:
 //   psum     sum of `size` uint32 from xorshift32, a parallel_for / chunked loop
 //   yield    64 tasks rescheduling themselves, `size` runs in all
 //   pingpong a token passed `size` times between the external thread and a task of an idle pool
+//   hop      one coroutine resumed `size` times on the pool by `co_await pool.schedule()`
+//            (the first hop from the external thread, the rest from a worker)
 inline const std::vector<std::string>& workload_names() {
-    static const std::vector<std::string> names{"fib", "qsort", "skynet", "nqueens", "spawn", "psum", "yield", "pingpong"};
+    static const std::vector<std::string> names{"fib",  "qsort", "skynet",   "nqueens", "spawn",
+                                                "hop",  "psum",  "yield",    "pingpong"};
     return names;
 }
 

@@ -31,7 +31,7 @@ std::uint64_t expected_checksum(const std::string& workload, std::uint64_t size)
         auto it = known.find(size);
         return it != known.end() ? it->second : nqueens_seq(Board{}, static_cast<int>(size));
     }
-    return size;  // spawn, yield, pingpong: the count of runs
+    return size;  // spawn, hop, yield, pingpong: the count of runs
 }
 
 }  // namespace bench

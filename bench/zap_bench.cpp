@@ -5,7 +5,9 @@
 //                         workloads of continuation.hpp.
 //   zap (drop-in)         when the drop-in layer is present: TaskGroup in the
 //                         blocking workloads of blocking.hpp (the same code as
-//                         oneTBB's row), parallel_for over chunks for psum.
+//                         oneTBB's row), parallel_reduce for psum (as oneTBB's
+//                         row uses its parallel_reduce), and `co_await
+//                         pool.schedule()` for hop.
 //   zap (parallel_invoke) when ThreadPool::parallel_invoke exists: fib and
 //                         qsort, forking with it.
 //
@@ -14,8 +16,12 @@
 // side by side.
 #include "continuation.hpp"
 
+#include "../tests/detached.hpp"
+
 #include <zap/zap.hpp>
 
+#include <coroutine>
+#include <exception>
 #include <optional>
 
 #if __has_include(<zap/task_group.hpp>)
@@ -62,15 +68,28 @@ struct DropIn {
 
     std::optional<Outcome> psum(const std::uint32_t* words, std::uint64_t size, Meter* meter) {
         auto part = [&] {
-            std::uint64_t partial[psum_chunks] = {};
-            pool.parallel_for(0u, psum_chunks, [&](unsigned c) {
-                std::uint64_t sum = 0;
-                for (std::uint64_t i = size * c / psum_chunks; i < size * (c + 1) / psum_chunks; ++i) sum += words[i];
-                partial[c] = sum;
-            });
-            std::uint64_t sum = 0;
-            for (auto p : partial) sum += p;
-            return Outcome{sum, psum_chunks};
+            const std::uint64_t sum = pool.parallel_reduce(
+                std::uint64_t{0}, size, std::uint64_t{0}, [words](std::uint64_t i) { return std::uint64_t{words[i]}; },
+                [](std::uint64_t a, std::uint64_t b) { return a + b; });
+            return Outcome{sum, 0};
+        };
+        return meter != nullptr ? meter->measure(part) : part();
+    }
+
+    using Detached = zap_test::Detached;  // its frame is the hop workload's one allocation
+    static Detached hopper(zap::ThreadPool& pool, std::uint64_t hops, std::uint64_t& made, Signal& ended) {
+        for (std::uint64_t i = 0; i < hops; ++i) {
+            co_await pool.schedule();
+            ++made;
+        }
+        ended.set();
+    }
+    std::optional<Outcome> hop(std::uint64_t size, Meter* meter) {
+        auto part = [&] {
+            std::uint64_t made = 0;
+            hopper(pool, size, made, hop_ended);
+            hop_ended.wait();
+            return Outcome{made, size};
         };
         return meter != nullptr ? meter->measure(part) : part();
     }
@@ -78,6 +97,7 @@ struct DropIn {
     std::optional<Outcome> pingpong(std::uint64_t, Meter*) { return std::nullopt; }
 
     zap::ThreadPool pool;
+    Signal hop_ended;  // outlives every hopper's set()
 };
 #endif
 

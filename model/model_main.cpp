@@ -9,6 +9,8 @@
 // its scheduler, bounds and the number of executions explored.
 #include "model_registry.hpp"
 
+#include <zap/config.hpp>
+
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -61,6 +63,12 @@ void print_setup(const std::string& name, const Entry& entry, const rl::test_par
 
 int main(int argc, char** argv) {
     zap_model::print_mutations();  // also reads ZAP_MUTATE before any execution allocates
+    // Config's default max_threads reads /proc and cgroup files once per
+    // process (available_parallelism.hpp). Done first inside a model, that
+    // stdio work runs on a Relacy fiber, whose 64 KiB stack is a plain heap
+    // block: it crashed Relacy's own bookkeeping (a segfault in
+    // rl::waitset::try_remove in join_before_shutdown.bound). Read it here.
+    (void)zap::detail::default_max_threads();
     if (argc < 2 || registry().count(argv[1]) == 0) {
         usage(argv[0]);
         return 2;

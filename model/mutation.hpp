@@ -18,8 +18,12 @@
 // print_mutations() reports it, and every override that never matched a call
 // is reported as unused at exit, so a typo cannot pass as a surviving mutant.
 //
-// Plain C++ only: this header knows nothing of Relacy.
+// Plain C++ only: this header knows nothing of Relacy. What an override
+// does to an operation (clamp_failure) is in mutation_rules.hpp, shared with
+// the GenMC model.
 #pragma once
+
+#include "mutation_rules.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -36,18 +40,6 @@ struct Mutation {
     std::memory_order order;
     unsigned long hits;
 };
-
-inline const char* order_name(std::memory_order order) noexcept {
-    switch (order) {
-        case std::memory_order_relaxed: return "relaxed";
-        case std::memory_order_consume: return "consume";
-        case std::memory_order_acquire: return "acquire";
-        case std::memory_order_release: return "release";
-        case std::memory_order_acq_rel: return "acq_rel";
-        case std::memory_order_seq_cst: return "seq_cst";
-    }
-    return "?";
-}
 
 inline std::vector<Mutation>& parse_mutations() {
     // Never destroyed: the unused-override report below runs at exit, after
@@ -99,33 +91,16 @@ inline std::vector<Mutation>& parse_mutations() {
     return table;
 }
 
-inline bool path_matches(const char* file, const std::string& suffix) noexcept {
-    const std::size_t n = std::strlen(file);
-    if (suffix.size() > n) return false;
-    const char* tail = file + (n - suffix.size());
-    if (std::strcmp(tail, suffix.c_str()) != 0) return false;
-    return tail == file || tail[-1] == '/';  // whole path components only
-}
-
 // The order to use at this call site: the coded one, or its override.
 inline std::memory_order mutate(std::memory_order coded, const char* file, unsigned line) noexcept {
     auto& table = parse_mutations();
     for (Mutation& m : table) {
-        if (m.line == line && path_matches(file, m.path)) {
+        if (m.line == line && path_matches(file, m.path.c_str())) {
             ++m.hits;
             return m.order;
         }
     }
     return coded;
-}
-
-// A compare-exchange's failure order after its success order became `success`:
-// no acquire on failure unless the success order has one.
-inline std::memory_order clamp_failure(std::memory_order failure, std::memory_order success) noexcept {
-    if (success == std::memory_order_seq_cst) return failure;
-    if (success == std::memory_order_acquire || success == std::memory_order_acq_rel)
-        return failure == std::memory_order_relaxed ? failure : std::memory_order_acquire;
-    return std::memory_order_relaxed;
 }
 
 inline void print_mutations() {

@@ -8,6 +8,7 @@ endfunction()
 
 set(TB zap_model_take_back)
 zap_take_back_binary(${TB} ${PROJECT_SOURCE_DIR}/src)
+add_dependencies(zap_models ${TB})
 
 # name bound random-iterations
 set(ZAP_TAKE_BACK_BOUNDED
@@ -36,13 +37,13 @@ foreach(seed steal-half-one-cas take-back-no-cas)
   zap_take_back_binary(${TB}_seed_${seed} ${tree}/src ${tree}/stamp)
 endforeach()
 zap_model_test(NAME model.seed.take_back_steal_half_one_cas BINARY ${TB}_seed_steal-half-one-cas
-               ARGS take_back_nested --bound 3 --expect race)
+               ARGS take_back_nested --bound 3 --expect race LABEL model-teeth)
 zap_model_test(NAME model.seed.take_back_no_cas BINARY ${TB}_seed_take-back-no-cas
-               ARGS take_back_last --bound 2 --expect race)
+               ARGS take_back_last --bound 2 --expect race LABEL model-teeth)
 zap_model_test(NAME model.seed.take_back_no_cas_fork_join BINARY ${TB}_seed_take-back-no-cas
-               ARGS fork_join --bound 2 --expect race)
+               ARGS fork_join --bound 2 --expect race LABEL model-teeth)
 zap_model_test(NAME model.seed.take_back_no_cas_pop_back BINARY ${TB}_seed_take-back-no-cas
-               ARGS pop_back_drain --bound 2 --expect race)
+               ARGS pop_back_drain --bound 2 --expect race LABEL model-teeth)
 
 # ---- bites: one weakened ordering per claim --------------------------------
 # The four seq_cst operations of step 5's cycle that Relacy can show (the

@@ -10,13 +10,17 @@
 // later round a fresh seed derived from it. With --duration the rounds go on
 // until the time is up (soak mode). The last line gives the number of tasks executed.
 // A failed check or a hang prints the run's seed and the replay command line.
+#include "cancel_scenarios.hpp"
 #include "chaos_platform.hpp"
+#include "coroutine_scenarios.hpp"
 #include "drop_in_scenarios.hpp"
 #include "helping_wait_scenarios.hpp"
 #include "mailbox_scenarios.hpp"
+#include "reduce_scenarios.hpp"
 #include "scenarios.hpp"
 #include "trace.hpp"
 #include "work_conserving_scenarios.hpp"
+#include "worker_index_scenarios.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -79,6 +83,14 @@ const Scenario scenarios[] = {
      &stress::HelpingWaitKit<zap::StdPlatform>::helping_wait, &stress::HelpingWaitKit<ChaosPlatform>::helping_wait},
     {"rendezvous", "k tasks that wait for each other, from outside or a task, batch or not, lazy or warm; all meet",
      &stress::WorkConservingKit<zap::StdPlatform>::rendezvous, &stress::WorkConservingKit<ChaosPlatform>::rendezvous},
+    {"reduce", "float parallel_reduce bitwise equal on 1/2/4 threads, nested, throws; every map once",
+     &stress::ReduceKit<zap::StdPlatform>::reduce, &stress::ReduceKit<ChaosPlatform>::reduce},
+    {"cancel", "TaskGroups canceled by a child, the owner or an outside thread; each child ran or skipped once",
+     &stress::CancelKit<zap::StdPlatform>::cancel, &stress::CancelKit<ChaosPlatform>::cancel},
+    {"coroutine", "coroutines hop onto the pool from outside, from workers, awaited by helping tasks; every hop once",
+     &stress::CoroutineKit<zap::StdPlatform>::coroutine, &stress::CoroutineKit<ChaosPlatform>::coroutine},
+    {"worker_index", "per-worker scratch without atomics, spawn exceptions to the handler; exact totals",
+     &stress::WorkerIndexKit<zap::StdPlatform>::worker_index, &stress::WorkerIndexKit<ChaosPlatform>::worker_index},
 };
 
 [[noreturn]] void usage(const char* why) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rounds.hpp"
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -71,7 +73,7 @@ TEST(Event, NotifyThenShutdownWakesEverySleeper) {
     // Two sleepers; notify() wakes one, shutdown() lands before that one has
     // taken the notification. The seed's shutdown saw NOTIFIED, skipped the
     // futex wake, and the other sleeper never woke (E3).
-    for (int round = 0; round < 20000; ++round) {
+    for (int round = 0; round < zap_test::rounds(20000); ++round) {
         Event event;
         std::atomic<bool> stop{false};
         std::vector<std::thread> threads;

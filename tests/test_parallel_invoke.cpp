@@ -2,6 +2,8 @@
 // and from join()'s drain, with one worker and with several, stolen and not,
 // nested deeply, and with exceptions from either half (both still run, the
 // first rethrown).
+#include "counting_new.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -9,40 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <new>
 #include <stdexcept>
 #include <thread>
-
-// Every operator new of this test binary is counted (ParallelInvoke.AllocatesNothing),
-// except under ThreadSanitizer, whose runtime defines operator new itself.
-#if defined(__SANITIZE_THREAD__)
-#define ZAP_TEST_COUNTS_NEW 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define ZAP_TEST_COUNTS_NEW 0
-#endif
-#endif
-#ifndef ZAP_TEST_COUNTS_NEW
-#define ZAP_TEST_COUNTS_NEW 1
-#endif
-
-namespace {
-std::atomic<long> heap_allocations{0};
-}
-
-#if ZAP_TEST_COUNTS_NEW
-// Not inlined: GCC would otherwise see free() called on what a new expression
-// returned and warn (-Wmismatched-new-delete), not knowing the pair is ours.
-[[gnu::noinline]] void* operator new(std::size_t bytes) {
-    heap_allocations.fetch_add(1, std::memory_order_relaxed);  // a counter only
-    if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
-    throw std::bad_alloc();
-}
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
-#endif
 
 namespace {
 

@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
-#include <pthread.h>
+#include "os_probe.hpp"
+#include "rounds.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -224,7 +226,7 @@ TEST_P(Pool, JoinBeforeShutdownWithNoWorkerEverSpawned) {
 // late touch is a heap-use-after-free report. Every other cycle warms the
 // workers first, so shutdown() finds them idle and wakes them.
 TEST_P(Pool, ShutdownOnOneThreadJoinAndDestroyOnAnother) {
-    for (int cycle = 0; cycle < 500; ++cycle) {
+    for (int cycle = 0; cycle < zap_test::rounds(500); ++cycle) {
         auto pool = std::make_unique<zap::ThreadPool>(config());
         if (cycle % 2 == 1) pool->warm(GetParam());
         std::thread closer([p = pool.get()] { p->shutdown(); });
@@ -274,7 +276,7 @@ TEST_P(Pool, ShutdownFromInsideATask) {
 }
 
 TEST_P(Pool, ThousandCreateScheduleDestroyCycles) {
-    for (int cycle = 0; cycle < 1000; ++cycle) {
+    for (int cycle = 0; cycle < zap_test::rounds(1000); ++cycle) {
         std::vector<Counted> tasks(8);
         {
             zap::ThreadPool pool(config());
@@ -373,7 +375,7 @@ INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));
 
 TEST(PoolConfig, DefaultsAreTheContracts) {
     const zap::Config config;
-    EXPECT_EQ(config.max_threads, std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(config.max_threads, zap::available_parallelism());
     EXPECT_EQ(config.stack_size, std::size_t{4} << 20);
     EXPECT_EQ(config.name, "zap");
     EXPECT_FALSE(config.on_thread_start);
@@ -382,7 +384,7 @@ TEST(PoolConfig, DefaultsAreTheContracts) {
 
 TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
     zap::ThreadPool pool(zap::Config{.max_threads = 0});
-    EXPECT_EQ(pool.max_threads(), std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(pool.max_threads(), zap::available_parallelism());
 }
 
 TEST(PoolConfig, HooksBracketEveryTaskOfAWorkerAndWorkersAreNamed) {
@@ -414,15 +416,15 @@ TEST(PoolConfig, HooksBracketEveryTaskOfAWorkerAndWorkersAreNamed) {
         for (int i = 0; i < 200; ++i) pool.spawn([&] {
             if (std::this_thread::get_id() == joiner) return;
             if (phase != 1) out_of_order++;
-            char name[16] = {};
-            pthread_getname_np(pthread_self(), name, sizeof name);
+            const std::optional<std::string> name = zap_test::thread_name();
             const std::lock_guard<std::mutex> hold(names_lock);
-            names.insert(name);
+            names.insert(name.value_or("(the system reports no name)"));
         });
     }
     EXPECT_EQ(out_of_order.load(), 0);
     EXPECT_EQ(started.load(), 2);
     EXPECT_EQ(exited.load(), 2);
+    if (!zap_test::platform_names_threads_and_sizes_stacks) GTEST_SKIP() << "hooks checked; names: std::thread has none";
     EXPECT_FALSE(names.empty());
     for (const std::string& name : names) EXPECT_TRUE(name == "hooked 0" || name == "hooked 1") << name;
 }
@@ -451,16 +453,15 @@ TEST(PoolConfig, TooManyThreadsIsRejected) {
 TEST(PoolConfig, StackSizeIsUsed) {
     // The worker reads its own stack size; the seed spawned every worker with
     // its 4 MiB default whatever was configured.
+    if (!zap_test::platform_names_threads_and_sizes_stacks) GTEST_SKIP() << "std::thread cannot size a stack";
+    if (!zap_test::stack_size()) GTEST_SKIP() << "this system reports no stack size";
     struct StackProbe : zap::Task {
         std::size_t bytes = 0;
         zap::WaitGroup* wg;
         StackProbe() : zap::Task(&run) {}
         static void run(zap::Task* t) {
             auto* self = static_cast<StackProbe*>(t);
-            pthread_attr_t attr;
-            pthread_getattr_np(pthread_self(), &attr);
-            pthread_attr_getstacksize(&attr, &self->bytes);
-            pthread_attr_destroy(&attr);
+            self->bytes = zap_test::stack_size().value_or(0);
             self->wg->done();
         }
     };

@@ -41,6 +41,20 @@ const char* name_of(How how) {
     return "?";
 }
 
+// Rounds per shape: each round starts a pool and its threads, which the
+// sanitizers make slow; the stress suite's `rendezvous` scenario plays more.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int default_rounds = 30;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr int default_rounds = 30;
+#else
+constexpr int default_rounds = 100;
+#endif
+#else
+constexpr int default_rounds = 100;
+#endif
+
 // ZAP_WC_ROUNDS and ZAP_WC_DEADLINE_MS override the defaults (a longer soak,
 // or the 50 ms to count stranded rounds quickly); ZAP_WC_COUNT=1
 // plays every round and reports how many were stranded instead of stopping
@@ -122,7 +136,7 @@ class WorkConserving : public ::testing::TestWithParam<Params> {};
 
 TEST_P(WorkConserving, KTasksThatWaitForEachOtherAllStart) {
     const auto [max_threads, k, from, how, warm] = GetParam();
-    const int rounds = env_or("ZAP_WC_ROUNDS", 400);
+    const int rounds = env_or("ZAP_WC_ROUNDS", default_rounds);
     const std::chrono::milliseconds watchdog{env_or("ZAP_WC_DEADLINE_MS", 10000)};
     const bool count_all = env_or("ZAP_WC_COUNT", 0) != 0;
     int stranded = 0;

@@ -4,28 +4,56 @@ set -euo pipefail
 
 ZAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ZAP_RUNS=()     # PRESET:LABEL:EXIT-CODE of each ctest run
+ZAP_STEPS=()    # "SECONDS STEP" of each build and ctest run
 ZAP_FAILED=0
 ZAP_REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/zap-reports.XXXXXX")  # their JUnit reports
 trap 'rm -rf "$ZAP_REPORTS"' EXIT
 
-# Debian packages the builds need; installed only when missing.
-zap_install_deps() {
-  local wanted=(cmake make g++ clang libclang-rt-14-dev libgtest-dev relacy-dev libbenchmark-dev
-                libtbb-dev libboost-dev python3 patch)
+# zap_install [--no-install-recommends] PACKAGE...: the Debian packages
+# that are missing, with apt-get (as root).
+zap_install() {
+  local options=()
+  if [[ ${1:-} == --no-install-recommends ]]; then
+    options+=("$1")
+    shift
+  fi
   local missing=()
-  for pkg in "${wanted[@]}"; do
+  for pkg in "$@"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
-  command -v java >/dev/null || missing+=(default-jre-headless)  # for TLC, when its jar is present
-  if ((${#missing[@]})); then
-    echo "== installing: ${missing[*]}"
-    if [ "$(id -u)" -ne 0 ]; then
-      echo "missing packages and not root: run as root or install them" >&2
-      return 1
-    fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  ((${#missing[@]})) || return 0
+  echo "== installing: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing packages and not root: run as root or install them" >&2
+    return 1
   fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${options[@]}" "${missing[@]}" >/dev/null
+}
+
+# Debian packages the native builds need (pkg-config: the consumer test).
+zap_install_deps() {
+  local wanted=(cmake make g++ clang libclang-rt-14-dev libgtest-dev relacy-dev libbenchmark-dev
+                libtbb-dev libboost-dev python3 patch pkg-config)
+  command -v java >/dev/null || wanted+=(default-jre-headless)  # for TLC, when its jar is present
+  zap_install "${wanted[@]}"
+}
+
+# The cross compilers and their runners (the windows and arm64 presets),
+# without recommended packages: Wine alone recommends hundreds of megabytes.
+# A failure here is not fatal: zap_platform then reports the platform skipped.
+zap_install_cross_deps() {
+  zap_install --no-install-recommends g++-mingw-w64-x86-64-posix wine64 g++-12-aarch64-linux-gnu qemu-user ||
+    echo "== could not install the cross toolchains: their platforms will be reported SKIPPED"
+}
+
+# zap_timed STEP COMMAND...: runs the command and keeps its wall time for the summary.
+zap_timed() {
+  local step=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  ZAP_STEPS+=("$((SECONDS - start)) $step")
+  return "$rc"
 }
 
 # zap_build PRESET [TARGET...]: configure and build (everything, or the
@@ -34,6 +62,11 @@ zap_build() {
   local preset=$1
   shift
   echo "== build: $preset${*:+ ($*)}"
+  zap_timed "build $preset${*:+ ($*)}" zap_build_now "$preset" "$@"
+}
+zap_build_now() {
+  local preset=$1
+  shift
   cmake --preset "$preset" >/dev/null
   if (($#)); then
     cmake --build --preset "$preset" -j2 --target "$@"
@@ -49,18 +82,44 @@ zap_ctest() {
   local preset=$1 label=$2 rc=0
   echo "== ctest: $preset -L $label"
   # Output sizes: the report needs all of it (ctest keeps 1 KiB of a passing test's by default).
-  ctest --preset "$preset" -L "^${label}\$" --output-on-failure -j2 \
-        --output-junit "$ZAP_REPORTS/$preset.$label.xml" \
-        --test-output-size-passed 1000000 --test-output-size-failed 1000000 || rc=$?
+  zap_timed "ctest $preset -L $label" \
+    ctest --preset "$preset" -L "^${label}\$" --output-on-failure -j2 \
+          --output-junit "$ZAP_REPORTS/$preset.$label.xml" \
+          --test-output-size-passed 1000000 --test-output-size-failed 1000000 || rc=$?
   ((rc == 0)) || ZAP_FAILED=1
   ZAP_RUNS+=("$preset:$label:$rc")
 }
 
-# zap_report: one table per kind of check (tools/report.py), then the line CI
-# reads, "zap: N passed, N failed"; fails when a ctest run failed.
+# zap_platform PRESET COMPILER: builds the unit tests and examples of one
+# more platform (portable, windows, arm64) and runs them (label unit). When
+# the preset's compiler is missing, one skipped test stands for the
+# platform in the summary, never a pass; without Wine or qemu each test
+# reports skipped itself (tools/emulate).
+zap_platform() {
+  local preset=$1 compiler=$2
+  if ! command -v "$compiler" >/dev/null; then
+    echo "== skipped: $preset (no $compiler)"
+    printf '<testsuite><testcase name="platform.%s" status="notrun" time="0"><system-out>%s</system-out></testcase></testsuite>\n' \
+      "$preset" "SKIPPED: no $compiler" >"$ZAP_REPORTS/$preset.unit.xml"
+    ZAP_RUNS+=("$preset:unit:0")
+    return
+  fi
+  zap_build "$preset" zap_unit_tests || { ZAP_FAILED=1; ZAP_RUNS+=("$preset:unit:1"); return; }
+  zap_ctest "$preset" unit
+}
+
+# zap_report: the wall time of each step, one table per kind of check
+# (tools/report.py), then the line CI reads, "zap: N passed, N failed";
+# fails when a ctest run failed.
 zap_report() {
   echo
   echo "== summary"
+  echo
+  echo "Wall time per step (seconds; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
+  local step
+  for step in "${ZAP_STEPS[@]}"; do
+    printf '  %6s  %s\n' "${step%% *}" "${step#* }"
+  done
   python3 "$ZAP_ROOT/tools/report.py" "$ZAP_REPORTS" "${ZAP_RUNS[@]}" || ZAP_FAILED=1
   return "$ZAP_FAILED"
 }

@@ -12,9 +12,15 @@ What is read from a test's output (nothing is a list of known tests):
   model*  the model binaries' lines "scheduler: ...", "executions explored:
           N; result: R", "PASS|FAIL: expected E", "ordering override: ...";
           a model test without them (model_mutation_ci) shows its last line.
-  tla     the rows of tla/run.sh's table (config expected result distinct
+  tla*    the rows of tla/run.sh's table (config expected result distinct
           depth seconds); a skipped test is a SKIPPED row, never a pass.
-  unit    per preset: ctests, and GoogleTest cases ("[  PASSED  ] N tests.").
+  genmc*  model/genmc/run's lines "genmc: FILE TEST, model M, ..., unroll U",
+          "executions explored: N; result: R", "blocked: B; seconds: S",
+          "PASS|FAIL: expected E", "ordering override: ..."; a skipped test
+          (no GenMC) is a SKIPPED row, never a pass.
+  unit    per preset (the platforms: default, release, portable, windows,
+          arm64, and the sanitizer builds): ctests, and GoogleTest cases
+          ("[  PASSED  ] N tests.", "[  SKIPPED ] N tests").
   stress  per preset: ctests, and "zap_stress: passed: N runs in S s; tasks
           executed: T".
   other   per preset: ctests.
@@ -103,6 +109,26 @@ def model_row(t):
             verdict(t, claim[0]), ",".join(os.path.basename(o) for o in overrides)]
 
 
+def genmc_row(t):
+    """test, model, unroll, explored, blocked, result, expected, verdict, seconds, note."""
+    def line(pattern):
+        m = re.search(pattern, t.output, re.M)
+        return m.groups() if m else None
+
+    if t.status == "skipped":
+        return [t.name, "-", "-", "-", "-", "-", "-", "SKIPPED", f"{t.seconds:.1f}",
+                re.sub(r"^SKIPPED: ", "", last_line(t.output))]
+    setup = line(r"^genmc: .*, model (\w+), .*unroll (\d+),[^\n]*?(?:, seed (\S+))?$") or ("?", "?", None)
+    explored = line(r"^executions explored: (\S+); result: (.*)$") or ("?", "?")
+    blocked = line(r"^blocked: (\d+); seconds: ([\d.]+)") or ("?", f"{t.seconds:.1f}")
+    claim = line(r"^(PASS|FAIL): expected ([^\s,]+(?:,[^\s,]+)*)") or (None, "?")
+    overrides = re.findall(r"^ordering override: (\S+)", t.output, re.M)
+    note = ",".join(os.path.basename(o) for o in overrides) + (f" seed {setup[2]}" if setup[2] else "")
+    unroll = "none" if setup[1] == "0" else setup[1]
+    return [t.name, setup[0], unroll, number(explored[0]), number(blocked[0]), explored[1], claim[1],
+            verdict(t, claim[0]), blocked[1], note.strip()]
+
+
 # A row of tla/run.sh's table: config expected result distinct depth seconds ("?" when TLC printed none).
 TLA_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(ok|FAIL)\s+(\d+|\?)\s+(\d+|\?)\s+([\d.]+)$")
 
@@ -140,9 +166,10 @@ def totals_row(name, tests, extra):
 
 
 def gtest_cases(tests):
-    passed = sum(int(n) for t in tests for n in re.findall(r"^\[  PASSED  \] (\d+) tests?\.", t.output, re.M))
-    failed = sum(int(n) for t in tests for n in re.findall(r"^\[  FAILED  \] (\d+) tests?,", t.output, re.M))
-    return [f"{passed:,}", f"{failed:,}"]
+    def total(pattern):
+        return f"{sum(int(n) for t in tests for n in re.findall(pattern, t.output, re.M)):,}"
+    return [total(r"^\[  PASSED  \] (\d+) tests?\."), total(r"^\[  FAILED  \] (\d+) tests?,"),
+            total(r"^\[  SKIPPED \] (\d+) tests?,")]
 
 
 def stress_runs(tests):
@@ -162,7 +189,7 @@ COUNTS = ["ctests", "passed", "failed", "skipped"]
 
 
 def print_tables(tests):
-    """Unit, models, TLA+, stress (the order tools/test runs them), then any other label."""
+    """Unit, Relacy and GenMC models, TLA+, stress (the order tools/test runs them), then any other label."""
     def labelled(match):
         return [t for t in tests if match(t.label)]
 
@@ -172,18 +199,26 @@ def print_tables(tests):
               [totals_row(p, ts, values(ts)) for p, ts in grouped(labelled(lambda l: l == label), lambda t: t.preset)],
               right=set(COUNTS + columns) | {"seconds"})
 
-    def is_model(label):
+    def is_model(label):  # model, model-teeth, model-deep
         return label.startswith("model")
 
-    totals("Unit tests", "unit", ["cases passed", "cases failed"], gtest_cases)
+    def is_tla(label):  # tla, tla-teeth
+        return label.startswith("tla")
+
+    totals("Unit tests", "unit", ["cases passed", "cases failed", "cases skipped"], gtest_cases)
     table("Relacy models", ["test", "scheduler", "bound", "iterations", "explored", "result", "expected",
                             "verdict", "note"],
           [model_row(t) for t in labelled(is_model)], right={"bound", "iterations", "explored"})
+    table("GenMC models (model/genmc/run)", ["test", "model", "unroll", "explored", "blocked", "result", "expected",
+                                             "verdict", "seconds", "note"],
+          [genmc_row(t) for t in labelled(lambda l: l.startswith("genmc"))],
+          right={"unroll", "explored", "blocked", "seconds"})
     table("TLA+ (tla/run.sh)", ["config", "expected", "TLC found", "states", "depth", "seconds", "verdict",
                                 "note"],
-          [r for t in labelled(lambda l: l == "tla") for r in tla_rows(t)], right={"states", "depth", "seconds"})
+          [r for t in labelled(is_tla) for r in tla_rows(t)], right={"states", "depth", "seconds"})
     totals("Stress", "stress", ["runs", "tasks executed"], stress_runs)
-    others = labelled(lambda l: not is_model(l) and l not in ("unit", "tla", "stress"))
+    others = labelled(lambda l: not is_model(l) and not is_tla(l) and not l.startswith("genmc")
+                      and l not in ("unit", "stress"))
     table("Other labels", ["preset/label"] + COUNTS + ["seconds"],
           [totals_row(f"{p}/{l}", ts, []) for (p, l), ts in grouped(others, lambda t: (t.preset, t.label))],
           right=set(COUNTS) | {"seconds"})

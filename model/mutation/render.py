@@ -42,6 +42,49 @@ def _verdict(r):
     return f'**survived** ({len(r.get("tests_run", []))} tests reach it)'
 
 
+def _genmc_one(r):
+    if r["verdict"] == "killed":
+        return f'**killed** by `{r["test"]}` ({r["how"]})'
+    if r["verdict"] == "unreached":
+        return "not reached"
+    if r["verdict"] == "inconclusive":
+        return "inconclusive (" + "; ".join(r.get("inconclusive", [])) + ")"
+    n = len(r.get("tests_run", []))
+    return f'survived ({n} test{"" if n == 1 else "s"})'
+
+
+def _genmc(row, site):
+    """The GenMC cell: RC11's and IMM's verdicts, or why there is none."""
+    if row is None:
+        return "not run"
+    if row.get("line") != site["line"]:
+        return f'not run at this line (recorded at line {row.get("line")})'
+    rc11, imm = _genmc_one(row["rc11"]), _genmc_one(row["imm"])
+    if rc11 == imm:
+        return f"RC11 and IMM: {rc11}"
+    return f"RC11: {rc11}; IMM: {imm}"
+
+
+def _strengthened(site, row):
+    """One line of the relaxed-site list: what seq_cst changed under GenMC."""
+    if row is None or row.get("line") != site["line"]:
+        return ""
+    tests = row["tests"]
+    if not tests:
+        return "; GenMC: no test reaches it"
+    same = [n for n, r in tests.items() if r["result"] == "success" and r["strengthened"] == r["relaxed"]]
+    fewer = [f'{n.replace("genmc.", "")} {r["relaxed"]} -> {r["strengthened"]}' for n, r in sorted(tests.items())
+             if r["result"] == "success" and r["strengthened"] != r["relaxed"]]
+    other = [f'{n.replace("genmc.", "")}: {r["result"]}' for n, r in sorted(tests.items()) if r["result"] != "success"]
+    text = f'; GenMC, {row["to"]}: {len(tests)} tests reach it, verdicts unchanged' if not other else \
+        f'; GenMC, {row["to"]}: VERDICT CHANGED ({", ".join(other)})'
+    if fewer:
+        text += f'; executions (relaxed -> {row["to"]}): {", ".join(fewer)}'
+    elif not other:
+        text += f', same executions in all {len(same)}'
+    return text
+
+
 def document(root, sites, results, analysis):
     mutants = results.get("mutants", {})
     intro_path = os.path.join(root, "model", "mutation", "intro.md")
@@ -77,9 +120,31 @@ def document(root, sites, results, analysis):
     if tests:
         out.append("- Model tests used (ctest label `model`), unmutated: " +
                    ", ".join(f'`{n}` {t["seconds"]} s' for n, t in sorted(tests.items())) + ".\n")
+    genmc = results.get("genmc", {})
+    if genmc.get("last_run"):
+        run = genmc.get("full_run", genmc["last_run"])
+        gcounts = {}
+        for s, w in rows:
+            row = genmc.get("mutants", {}).get(f'{s["key"]}=>{w}')
+            for m in ("rc11", "imm"):
+                v = row[m]["verdict"] if row and row.get("line") == s["line"] else "not run"
+                gcounts[(m, v)] = gcounts.get((m, v), 0) + 1
+        summary = "; ".join(f'{m.upper()}: ' + ", ".join(f"{n} {v}" for (mm, v), n in sorted(gcounts.items()) if mm == m)
+                            for m in ("rc11", "imm"))
+        out.append(f'- GenMC column: `model/mutate {run["argv"]}` with {run["genmc"]}, '
+                   f'{run["mutants"]} mutants in {run["seconds"]} s on the project machine ({run["date"]})')
+        last = genmc["last_run"]
+        if last != run:
+            out.append(f'; last partial run `model/mutate {last["argv"]}`, {last["mutants"]} mutants ({last["date"]})')
+        out.append(f". {summary}.\n")
+        gtests = genmc.get("tests", {})
+        if gtests:
+            out.append("- GenMC tests used (ctest label `genmc`), unmutated: " +
+                       ", ".join(f'`{n}` {t["explored"]} executions {t["seconds"]} s' for n, t in sorted(gtests.items())) +
+                       ".\n")
     out.append("\n## The table\n\n")
-    out.append("| Site | Operation | Order | Weakened to | Verdict | Analysis |\n")
-    out.append("|---|---|---|---|---|---|\n")
+    out.append("| Site | Operation | Order | Weakened to | Verdict (Relacy) | GenMC | Analysis |\n")
+    out.append("|---|---|---|---|---|---|---|\n")
     for s, w in rows:
         mid = f'{s["key"]}=>{w}'
         r = mutants.get(mid)
@@ -90,12 +155,24 @@ def document(root, sites, results, analysis):
         fname = s["file"].split("/")[-1]
         op = s["op"] + (f' (via `{s["via"]}`)' if s.get("via") else "")
         order = s["order"] + (f' / fail {s["failure"]}' if s.get("failure") else "")
+        g = _genmc(genmc.get("mutants", {}).get(mid), s) if genmc.get("last_run") else "not run"
         out.append(f'| [{fname}:{s["line"]}](../{s["file"]}#L{s["line"]}) `{_cell(s["call"])}` | {op} | {order} | '
-                   f'{w} | {_verdict(r)} | {_cell(text)} |\n')
+                   f'{w} | {_verdict(r)} | {_cell(g)} | {_cell(text)} |\n')
     out.append("\n## Relaxed sites (nothing weaker to try)\n\n")
-    out.append("Each is relaxed on purpose; the comment at the site says why.\n\n")
+    out.append("Each is relaxed on purpose; the comment at the site says why.")
+    strong = genmc.get("strengthened", {})
+    if genmc.get("strengthened_run"):
+        run = genmc["strengthened_run"]
+        out.append(f' Checked the other way with GenMC (`model/mutate {run["argv"]}`, {run["genmc"]}, '
+                   f'{run["seconds"]} s, {run["date"]}): each site set to seq_cst and run against every GenMC test '
+                   "that reaches it, under RC11 and IMM. Every test passes with the relaxed order as coded, so a "
+                   "stronger order can only remove executions: where it removes some, the relaxed order admits "
+                   "behaviours seq_cst would forbid, and GenMC checked all of them.")
+    out.append("\n\n")
     for s in sites:
         if not sitelib.weakenings(s["op"], s["order"]):
             fname = s["file"].split("/")[-1]
-            out.append(f'- [{fname}:{s["line"]}](../{s["file"]}#L{s["line"]}) {s["op"]} `{_cell(s["call"])}`\n')
+            extra = _strengthened(s, strong.get(s["key"])) if genmc.get("strengthened_run") else ""
+            out.append(f'- [{fname}:{s["line"]}](../{s["file"]}#L{s["line"]}) {s["op"]} `{_cell(s["call"])}`'
+                       f'{_cell(extra)}\n')
     return "".join(out)

@@ -172,6 +172,12 @@ def find_sites(root, subdir="src/zap"):
     for fname in sorted(os.listdir(base)):
         if not fname.endswith((".hpp", ".h", ".cpp")):
             continue
+        # The production platforms (linux_, windows_, portable_platform.hpp)
+        # are what the model's Relacy platform replaces: no model runs their
+        # orderings (Protocol T of portable_platform.hpp is argued there and
+        # tested in tests/test_std_platform.cpp; docs/platforms.md).
+        if fname.endswith("_platform.hpp"):
+            continue
         rel = f"{subdir}/{fname}"
         toks = tokenize(open(os.path.join(base, fname)).read())
         helpers = _helpers(toks)

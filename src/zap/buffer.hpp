@@ -45,9 +45,10 @@
 //        d. load head (seq_cst) -> h;
 //        e. h < t - 1: another task lies below ours; no thief can win slot
 //           t - 1 (below), so it is ours without a CAS: true;
-//        f. h == t - 1: ours is the last one; CAS head to t, racing the
-//           thieves' CAS for it; restore tail = t if c lowered it (the ring
-//           is empty either way); true if we won;
+//        f. h == t - 1: ours is the last one; CAS head to t (seq_cst, for
+//           the cycle below), racing the thieves' CAS for it; restore
+//           tail = t if c lowered it (the ring is empty either way); true
+//           if we won;
 //        g. h == t: a thief took it already; restore tail = t: false.
 //      Why no thief wins slot t - 1 in 5e, and why c, d, the thief's loads
 //      and its CAS in step 3 are seq_cst: a thief claims only the slot at
@@ -62,8 +63,12 @@
 //      load, a cycle: that execution does not exist. Weaken any of the five
 //      and C++ allows it; model/take_back_models.cpp (take_back_nested)
 //      finds it when the CAS is acq_rel, because then the CAS that wrote the
-//      head the thief read has no place in S. (A thief that reads a newer tail
-//      than our store reads a slot pushed after it: a new task.)
+//      head the thief read has no place in S. The head value may also come
+//      from our own next take-back's 5f CAS (the last task, taken back right
+//      after this one): the same cycle runs through 5f, which is why 5f is
+//      seq_cst too; GenMC found that execution under RC11 and IMM with 5f
+//      relaxed (docs/orderings.md, "Step 5f"). (A thief that reads a newer
+//      tail than our store reads a slot pushed after it: a new task.)
 //   6. pop_back (owner): the newest task, whichever it is. Load head
 //      (relaxed): equal to tail, the ring is empty (head only grows, and
 //      never passes the owner's tail outside step 5's window, B3), so return
@@ -248,6 +253,7 @@ public:
                 Platform::spin_hint();
                 continue;
             }
+            ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
             put(tail + got, task, region);
             ++got;
         }
@@ -284,10 +290,12 @@ public:
             ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (B1)");
             if (head != newest) return true;  // 5e
         }
-        // 5f. Races the thieves' CAS for the last task (B2). Publishes and
-        // acquires nothing: the slot is our own, and B5 covers thieves' reads.
+        // 5f. Races the thieves' CAS for the last task (B2). seq_cst: a thief
+        // whose seq_cst head load reads this CAS's value must come after our
+        // earlier 5d in S (step 5's cycle; docs/orderings.md, "Step 5f").
+        // Publishes and acquires nothing: the slot is ours, B5 covers thieves.
         const bool won =
-            head_.compare_exchange_strong(head, tail, std::memory_order_relaxed, std::memory_order_relaxed);
+            head_.compare_exchange_strong(head, tail, std::memory_order_seq_cst, std::memory_order_relaxed);
         if (lowered) restore_tail(tail);
         return won;
     }

@@ -1,20 +1,23 @@
 // zap/config.hpp - how a pool is set up.
 #pragma once
 
-#include <algorithm>
+#include <zap/available_parallelism.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
-#include <thread>
 
 namespace zap {
 
 struct Config {
     // Upper bound on worker threads; they are spawned lazily, as work
-    // arrives (or up front with warm()). 0 means the default. At most 16383
+    // arrives (or up front with warm()). 0 means the default: the CPUs this
+    // process may use (its affinity mask, capped by its cgroup's CPU quota;
+    // available_parallelism.hpp), read once per process. At most 16383
     // (the Sync word's 14-bit counters); more throws std::invalid_argument.
-    std::uint32_t max_threads = std::max(1u, std::thread::hardware_concurrency());
+    std::uint32_t max_threads = detail::default_max_threads();
     // Stack bytes per worker, rounded up to what the OS accepts.
     static constexpr std::size_t default_stack_size = 4 << 20;
     std::size_t stack_size = default_stack_size;
@@ -24,6 +27,12 @@ struct Config {
     // An exception escaping either calls std::terminate.
     std::function<void()> on_thread_start = {};
     std::function<void()> on_thread_exit = {};
+    // Receives, on the worker that ran it, an exception that escaped a
+    // spawn() task (spawn.hpp); the task is over, the pool goes on. Empty:
+    // std::terminate, as for an exception escaping a std::thread. It may run
+    // on several workers at once. An exception escaping it calls
+    // std::terminate.
+    std::function<void(std::exception_ptr)> on_unhandled_exception = {};
     // Not in the contract's list; last, so that the contract's members keep
     // their positions in aggregate initialisation.
     //

@@ -47,6 +47,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <limits>
 #include <ranges>
@@ -65,6 +66,21 @@ struct Grain {
 };
 
 namespace detail {
+
+// Step 1's count: last - first in the unsigned type of I, for first < last.
+template <std::integral I>
+std::make_unsigned_t<I> range_size(I first, I last) noexcept {
+    static_assert(!std::same_as<I, bool>, "a parallel loop counts with an integer type, not bool");
+    using Unsigned = std::make_unsigned_t<I>;
+    return static_cast<Unsigned>(static_cast<Unsigned>(last) - static_cast<Unsigned>(first));
+}
+
+// Step 1's automatic grain: ceil(n / (4 * threads)), at least 1 for n > 0.
+template <class Unsigned>
+Unsigned automatic_grain(Unsigned n, std::uint32_t threads) noexcept {
+    const std::uintmax_t pieces = std::uintmax_t{4} * threads;
+    return static_cast<Unsigned>(n / pieces + (n % pieces != 0 ? 1 : 0));
+}
 
 // Steps 2-5 for one call of parallel_for.
 template <class Platform, class I, class F>
@@ -100,8 +116,8 @@ private:
         Unsigned lo, hi;
         BasicWaitGroup<Platform> done;
 
-        UpperHalf(Loop& loop, Unsigned lo, Unsigned hi) noexcept
-            : BasicTask<Platform>(&run), loop(loop), lo(lo), hi(hi) {
+        UpperHalf(Loop& owner, Unsigned first, Unsigned last) noexcept
+            : BasicTask<Platform>(&run), loop(owner), lo(first), hi(last) {
             done.add();
         }
 
@@ -117,8 +133,7 @@ private:
             return grain.indices >= std::numeric_limits<Unsigned>::max() ? std::numeric_limits<Unsigned>::max()
                                                                           : static_cast<Unsigned>(grain.indices);
         }
-        const std::uintmax_t pieces = std::uintmax_t{4} * threads;
-        return static_cast<Unsigned>(n / pieces + (n % pieces != 0 ? 1 : 0));
+        return automatic_grain(n, threads);
     }
 
     // Step 3. Index arithmetic in the unsigned type: first + i cannot overflow there.
@@ -141,10 +156,8 @@ private:
 
 template <class Platform, std::integral I, class F>
 void parallel_for(BasicThreadPool<Platform>& pool, I first, I last, F& f, Grain grain) {
-    static_assert(!std::same_as<I, bool>, "parallel_for counts with an integer type, not bool");
     if (!(first < last)) return;
-    using Unsigned = std::make_unsigned_t<I>;
-    const Unsigned n = static_cast<Unsigned>(static_cast<Unsigned>(last) - static_cast<Unsigned>(first));
+    const auto n = range_size(first, last);
     Loop<Platform, I, F> loop(pool, first, n, f, grain);
     loop.split(0, n);
     loop.rethrow_if_any();

@@ -2,12 +2,14 @@
 //
 // Every template in src/zap/ takes a `Platform` parameter and touches shared
 // memory, futexes, threads and the thread-local only through it. The
-// production build instantiates StdPlatform (std_platform.hpp); the Relacy
+// production build instantiates StdPlatform (std_platform.hpp: the Linux,
+// Windows or portable platform, by the system compiled for); the Relacy
 // model (model/), the chaos stress platform (stress/) and the test platforms
 // (tests/) instantiate the very same templates with their own Platform, so the
 // algorithm exists once.
 //
-// A Platform is a class with these static members (see StdPlatform for one):
+// A Platform is a class with these static members (linux_platform.hpp and
+// std_primitives.hpp make one):
 //
 //   template <class T> class Atomic;
 //       Atomic<T> a{init}; every operation names its memory order and takes a
@@ -55,6 +57,10 @@
 //   static constexpr std::size_t   cache_line;      alignment that keeps hot
 //                                                   fields of different threads apart
 //   static constexpr std::uint32_t ring_capacity;   slots per worker ring (a power of two)
+//
+//   Optional: static constexpr bool recycles_closures; when present, the
+//   drop-in layer's heap tasks come from closure_alloc.hpp's per-thread
+//   blocks instead of one allocate() each (StdPlatform; not the models).
 //
 // Capacities are constants of the Platform so that a model can shrink them
 // (a ring of 2 to 4 slots makes overflow and wrap-around reachable in a few

@@ -3,7 +3,7 @@
 // TaskGroup's children (task_group.hpp).
 //
 // Protocol (one heap task):
-//   1. make: one Platform::allocate holds a HeapTask - the Task header the
+//   1. make: one allocation (closure_alloc.hpp) holds a HeapTask - the Task header the
 //      pool links, and a Job that owns the callable (moved or copied in).
 //      If constructing the Job throws, the memory is given back and the
 //      exception reaches the caller; nothing was scheduled.
@@ -26,6 +26,7 @@
 // submit()'s future is ready). From a task of the pool they are part of the drain.
 #pragma once
 
+#include <zap/closure_alloc.hpp>
 #include <zap/task.hpp>
 
 #include <exception>
@@ -51,16 +52,19 @@ public:
     // Step 1. The returned task belongs to itself once scheduled (step 2).
     template <class... Args>
     static HeapTask* make(Args&&... args) {
-        void* memory = Platform::allocate(sizeof(HeapTask), alignof(HeapTask));
+        void* memory = Memory::allocate(sizeof(HeapTask), alignof(HeapTask));
         try {
             return new (memory) HeapTask(std::forward<Args>(args)...);
         } catch (...) {
-            Platform::deallocate(memory, sizeof(HeapTask), alignof(HeapTask));
+            Memory::deallocate(memory, sizeof(HeapTask), alignof(HeapTask));
             throw;
         }
     }
 
 private:
+    // Step 1's memory: recycled blocks (closure_alloc.hpp) where the Platform opts in.
+    using Memory = std::conditional_t<requires { Platform::recycles_closures; }, ClosureMemory<Platform>, Platform>;
+
     template <class... Args>
     explicit HeapTask(Args&&... args) : BasicTask<Platform>(&run), job_(std::forward<Args>(args)...) {}
 
@@ -69,26 +73,45 @@ private:
         auto* self = static_cast<HeapTask*>(task);
         auto outcome = self->job_.execute();
         self->~HeapTask();
-        Platform::deallocate(self, sizeof(HeapTask), alignof(HeapTask));
+        Memory::deallocate(self, sizeof(HeapTask), alignof(HeapTask));
         std::move(outcome).publish();
     }
 
     Job job_;
 };
 
-// A Job's Outcome when nobody is told that it ran.
-struct NoOutcome {
-    void publish() && noexcept {}
+// The handler a pool was configured with (Config::on_unhandled_exception).
+using ExceptionHandler = std::function<void(std::exception_ptr)>;
+
+// A spawn() task's Outcome: the exception that escaped it, if any, handed to
+// the pool's handler once the task is freed (step 5, like any Outcome).
+struct Unhandled {
+    const ExceptionHandler* handler;
+    std::exception_ptr error;
+    void publish() && noexcept {
+        if (error) (*handler)(std::move(error));  // a throwing handler reaches the noexcept: std::terminate
+    }
 };
 
-// spawn(): fire and forget. An exception escaping the callable reaches the
-// noexcept execute() and calls std::terminate, as it would on a std::thread.
+// spawn(): fire and forget. Without a handler, an exception escaping the
+// callable reaches the noexcept execute() and calls std::terminate, as it
+// would on a std::thread (at the throw, the stack left for a debugger).
 template <class F>
 struct Spawned {
     F f;
-    NoOutcome execute() noexcept {
-        std::invoke(std::move(f));  // it runs once: invoked as an rvalue, as std::thread does
-        return {};
+    const ExceptionHandler* handler;  // null: no Config::on_unhandled_exception
+
+    Unhandled execute() noexcept {
+        if (handler == nullptr) {
+            std::invoke(std::move(f));  // it runs once: invoked as an rvalue, as std::thread does
+            return {nullptr, nullptr};
+        }
+        try {
+            std::invoke(std::move(f));
+            return {handler, nullptr};
+        } catch (...) {
+            return {handler, std::current_exception()};
+        }
     }
 };
 
@@ -151,7 +174,7 @@ void schedule_heap_task(BasicThreadPool<Platform>& pool, Job&& job) {
 
 template <class Platform, class F>
 void spawn(BasicThreadPool<Platform>& pool, F&& f) {
-    schedule_heap_task(pool, Spawned<std::decay_t<F>>{std::forward<F>(f)});
+    schedule_heap_task(pool, Spawned<std::decay_t<F>>{std::forward<F>(f), pool.unhandled_exception_handler()});
 }
 
 template <class Platform, class F>

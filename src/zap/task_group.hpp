@@ -22,14 +22,27 @@
 //      calls std::terminate (as an exception escaping spawn() does), unless
 //      it runs during stack unwinding, where the exception in flight is the
 //      one the program is already handling and the child's is discarded.
+//   6. cancel() (Protocol C, cancellation.hpp): requests stop on
+//      stop_token() and marks the group canceled. From then on a child that
+//      has not started is skipped when the pool runs it: its callable is
+//      destroyed uncalled and it counts itself done as in step 2, so wait()
+//      still waits for the pool to reach it (its task points at the group).
+//      run() while canceled schedules nothing. Running children are not
+//      interrupted; they may watch is_canceled() or the token.
+//   7. After step 3's wait, and before it rethrows, wait() resets a
+//      canceled group (C5): the next round starts uncanceled, with a fresh
+//      stop_source if a token is asked for again.
 //
 // A group may be reused: after wait() returns or throws, run() may add new
 // children; each wait() reports the first exception thrown since the
 // previous wait(). run() is for the thread that owns the group and for its
 // running children (the count cannot reach zero while the child that adds
-// is itself still counted); wait() is for the owner.
+// is itself still counted); wait() is for the owner. cancel(), is_canceled()
+// and stop_token() are for the owner, the running children, and any thread
+// whose call returns before the owner's wait() does.
 #pragma once
 
+#include <zap/cancellation.hpp>
 #include <zap/first_exception.hpp>
 #include <zap/spawn.hpp>
 #include <zap/thread_pool.hpp>
@@ -39,6 +52,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -64,9 +78,10 @@ public:
         }
     }
 
-    // Steps 1 and 4.
+    // Steps 1, 4 and 6.
     template <class F>
     void run(F&& f) {
+        if (cancellation_.skips()) return;  // C2: never started, nothing to count
         if (detail::WaitDepth::exceeded(pool_)) {
             std::decay_t<F> inline_child(std::forward<F>(f));
             run_capturing(inline_child);
@@ -81,9 +96,10 @@ public:
         }
     }
 
-    // Step 3.
+    // Steps 3 and 7.
     void wait() {
         wait_for_children();
+        cancellation_.reset();
         try {
             errors_->rethrow_if_any();
         } catch (...) {
@@ -91,6 +107,11 @@ public:
             throw;
         }
     }
+
+    // Step 6.
+    void cancel() noexcept { cancellation_.cancel(); }
+    bool is_canceled() const noexcept { return cancellation_.is_canceled(); }
+    std::stop_token stop_token() const noexcept { return cancellation_.token(); }
 
 private:
     // What a child tells its group once its heap task is freed (step 2).
@@ -105,7 +126,7 @@ private:
         BasicTaskGroup& group;
         F f;
         Finished execute() noexcept {
-            group.run_capturing(f);
+            if (!group.cancellation_.skips()) group.run_capturing(f);  // C2: skipped, f is destroyed uncalled
             return Finished{group};
         }
     };
@@ -127,6 +148,7 @@ private:
     BasicThreadPool<Platform>& pool_;
     BasicWaitGroup<Platform> pending_;
     std::optional<detail::FirstException<Platform>> errors_{std::in_place};  // engaged; replaced after a report
+    detail::Cancellation<Platform> cancellation_;
     int uncaught_at_start_;
 };
 

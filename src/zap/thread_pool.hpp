@@ -162,8 +162,10 @@
 #include <zap/config.hpp>
 #include <zap/event.hpp>
 #include <zap/parallel_for.hpp>
+#include <zap/parallel_reduce.hpp>
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
+#include <zap/schedule_awaiter.hpp>
 #include <zap/spawn.hpp>
 #include <zap/sync.hpp>
 #include <zap/task.hpp>
@@ -177,6 +179,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <ranges>
 #include <stdexcept>
 #include <string>
@@ -318,6 +321,19 @@ public:
 
     std::uint32_t max_threads() const noexcept { return max_threads_; }
 
+    // The calling worker's index, 0 .. max_threads()-1 (also inside
+    // on_thread_start and on_thread_exit); nullopt on any other thread.
+    std::optional<std::uint32_t> worker_index() const noexcept {
+        const Context* context = own_context();
+        if (context == nullptr || context->drainer) return std::nullopt;  // outside, or join()'s drain
+        return static_cast<std::uint32_t>(context->worker - workers_);
+    }
+
+    // Config::on_unhandled_exception, or null when it is empty (spawn.hpp).
+    const detail::ExceptionHandler* unhandled_exception_handler() const noexcept {
+        return config_.on_unhandled_exception ? &config_.on_unhandled_exception : nullptr;
+    }
+
     // True on a thread of this pool (a worker, or join()'s drain) already
     // max_help_depth helping waits deep: a wait there only sleeps (H2's
     // bound), so the drop-in layer runs children inline instead of queueing
@@ -353,6 +369,13 @@ public:
     // parallel_invoke.hpp.
     template <class A, class B>
     void parallel_invoke(A&& a, B&& b);
+
+    // Deterministic reductions (parallel_reduce.hpp) and `co_await pool.schedule()` (schedule_awaiter.hpp).
+    template <std::integral I, class T, class Map, class Reduce>
+    T parallel_reduce(I first, I last, T identity, Map&& map, Reduce&& reduce) { return detail::parallel_reduce(*this, first, last, std::move(identity), map, reduce); }
+    template <std::ranges::random_access_range R, class T, class Reduce, class Transform>
+    T transform_reduce(R&& range, T init, Reduce&& reduce, Transform&& transform) { return detail::transform_reduce(*this, range, std::move(init), reduce, transform); }
+    auto schedule() noexcept { return detail::ScheduleAwaiter<Platform>(*this); }
 
 private:
     friend class detail::HelpingWait<BasicThreadPool>;
@@ -653,7 +676,7 @@ private:
     // the program's recursion instead of piling up one frame per leftover
     // task on the joining thread's stack. Its depth bound: drain_help_depth().
     void drain() noexcept {
-        Context drainer{this, &workers_[0], &Helping::help, Helping::drain_help_depth(*this)};
+        Context drainer{this, &workers_[0], &Helping::help, Helping::drain_help_depth(*this), 0, true};
         drainer.region_ids = detail::RegionIds(std::uint64_t{max_threads_} + 1);  // I1: its own ids
         void* const outer = Platform::current_context();
         Platform::set_current_context(&drainer);

@@ -26,8 +26,10 @@
 // Either way the layer never queues a child behind a wait that cannot run it.
 //
 // The count is a plain thread_local: the drop-in layer runs on real threads
-// (production, the chaos stress platform); the Relacy models do not
-// instantiate it.
+// (production, the chaos stress platform). The Relacy models of TaskGroup
+// (model/task_group_models.cpp) instantiate it too; there every fiber of the
+// model shares the one OS thread's count, which is harmless: those models
+// never come near the bound.
 #pragma once
 
 #include <cstdint>

@@ -69,6 +69,9 @@ struct Context {
     // Helping waits running a task on this thread: a worker's, or the
     // drain's on the joining thread.
     std::uint32_t help_depth = 0;
+    // True for join()'s drain: it works as worker 0 but is no worker
+    // (ThreadPool::worker_index() answers nullopt there).
+    bool drainer = false;
     // Isolation (isolation.hpp): the region this thread is in (I1), 0 for
     // none, and where the ids of the regions it opens come from.
     std::uint64_t region = 0;

@@ -1,6 +1,7 @@
 // zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
-// and the drop-in layer (spawn/submit/parallel_for/for_each, TaskGroup);
-// Parker, Mailbox and ObjectPool.
+// and the drop-in layer (spawn/submit/parallel_for/for_each/parallel_invoke,
+// parallel_reduce/transform_reduce, TaskGroup with cancel(), worker_index(),
+// `co_await pool.schedule()`); Parker, Mailbox and ObjectPool.
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.

@@ -1,36 +1,68 @@
 // What a consumer of zap compiles: the one include, the drop-in layer and
-// the low level, nothing but the zap::zap target. Prints its result and
-// exits non-zero when it is wrong.
+// the low level, Parker, Mailbox and ObjectPool, nothing but the zap::zap
+// target (or pkg-config's flags). check.sh compiles it with strict warnings
+// as errors, so each template used here is checked as a user instantiates it.
+// Prints its result and exits non-zero when it is wrong.
 #include <zap/zap.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <vector>
 
 namespace {
 
 struct Hello : zap::Task {
     std::atomic<int>* ran;
-    explicit Hello(std::atomic<int>* ran) : zap::Task(&run), ran(ran) {}
+    explicit Hello(std::atomic<int>* counter) : zap::Task(&run), ran(counter) {}
     static void run(zap::Task* task) { static_cast<Hello*>(task)->ran->fetch_add(1); }
 };
 
-}  // namespace
-
-int main() {
+// The drop-in layer and the low level on one pool.
+bool pool_works() {
     std::atomic<int> low_level{0};
     Hello hello(&low_level);
     std::atomic<long> sum{0};
     long answer = 0;
+    std::vector<int> items(100, 1);
     {
         zap::ThreadPool pool;
         pool.schedule(hello);
         pool.parallel_for(0, 1000, [&](int i) { sum += i; });
+        pool.for_each(items, [&](int& item, std::size_t) { sum += item; });
+        pool.parallel_invoke([&] { sum += 1; }, [&] { sum += 2; });
         zap::TaskGroup group(pool);
         group.run([&] { sum += 500; });
         group.wait();
+        zap::WaitGroup wg;
+        wg.add();
+        pool.spawn([&] { wg.done(); });
+        wg.wait();
         answer = pool.submit([] { return 42L; }).get();
     }
-    const bool ok = low_level.load() == 1 && sum.load() == 499500 + 500 && answer == 42;
+    return low_level.load() == 1 && sum.load() == 499500 + 100 + 3 + 500 && answer == 42;
+}
+
+// Seeds 003 and 004: the timed waits included.
+bool parking_works() {
+    zap::Parker parker;
+    parker.unpark();
+    const bool token_kept = parker.park_for(std::chrono::milliseconds{1});
+    const bool timed_out = !parker.park_for(std::chrono::milliseconds{1});
+    zap::Mailbox<int> mailbox;
+    mailbox.send(7);
+    const bool received = mailbox.receive_for(std::chrono::milliseconds{1}) == 7;
+    const bool closed_empty = mailbox.close().empty() && mailbox.closed();
+    zap::ObjectPool<int> objects;
+    objects.put(3);
+    const bool got = objects.get_for(std::chrono::milliseconds{1}) == 3 && objects.size() == 0;
+    return token_kept && timed_out && received && closed_empty && got && objects.close().empty();
+}
+
+}  // namespace
+
+int main() {
+    const bool ok = pool_works() && parking_works();
     std::printf("zap consumer: %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }

@@ -1,0 +1,3 @@
+module zap/bench/go
+
+go 1.19

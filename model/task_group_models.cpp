@@ -1,0 +1,133 @@
+// model/task_group_models.cpp - Relacy models of TaskGroup's cancellation
+// (Protocol C, src/zap/cancellation.hpp, and steps 6-7 of task_group.hpp):
+// the real BasicTaskGroup on the Relacy platform, its children real heap
+// tasks on a real pool.
+//
+//   cancel_skips        max_threads 1, the owner outside the pool: child A
+//                       cancels, child B may run before A (then it runs) or
+//                       after (then it must be skipped: S3), and A's own
+//                       run() after its cancel schedules nothing. The owner's
+//                       wait() returns exactly once, the group is reset, and a
+//                       new child runs. A late touch of the freed group, a
+//                       lost wake-up or a miscounted child fails it.
+//   cancel_wakes_waiter max_threads 2: the same children on two workers, the
+//                       owner asleep in wait() outside the pool while skipped
+//                       children are the last to count done (spurious
+//                       wake-ups off: a lost wake-up is a deadlock).
+//   cancel_token        no worker: two threads ask for stop_token() while a
+//                       third cancels. Whoever makes the stop_source, and
+//                       whatever comes first, every token is stopped at the
+//                       end (S1), and the source is whole when used (S2: a
+//                       data race on its address otherwise).
+//   cancel_publishes    a thread writes, then cancels; another that sees
+//                       is_canceled() reads what was written (S4).
+#include "model_registry.hpp"
+
+#include <zap/task_group.hpp>
+
+#include <stop_token>
+
+namespace {
+
+using namespace zap_model;
+using TaskGroup = zap::BasicTaskGroup<P>;
+
+// cancel_skips / cancel_wakes_waiter: A cancels (and tries to run a child
+// afterwards), B must not run after A's cancel on the same thread; a third
+// child of the next round runs.
+template <std::uint32_t Workers>
+struct CancelSkips : Model<CancelSkips<Workers>, 1, Workers> {
+    rl::var<int> a_canceled{0};  // A's note, made after its cancel()
+    rl::var<int> b_ran{0};
+    rl::var<int> next_ran{0};
+
+    void thread(unsigned) {
+        Pool* pool = new Pool(model_config(Workers));
+        auto* group = new TaskGroup(*pool);
+        group->run([this, group] {
+            group->cancel();
+            a_canceled($).store(1);
+            group->run([] { RL_ASSERT(!"a child run() after cancel() was scheduled"); });
+        });
+        group->run([this] {
+            // On one worker, A and B run one after the other: B after A means
+            // B started after the cancel (S3). On two, B may run beside A,
+            // never after it on A's thread.
+            if (Workers == 1) RL_ASSERT(a_canceled($).load() == 0);
+            b_ran($).store(1);
+        });
+        group->wait();
+        RL_ASSERT(!group->is_canceled());  // C5: the next round starts uncanceled
+        group->run([this] { next_ran($).store(1); });
+        group->wait();
+        RL_ASSERT(a_canceled($).load() == 1);  // A ran (it was never skipped: nothing came before it)
+        RL_ASSERT(next_ran($).load() == 1);
+        delete group;
+        delete pool;
+    }
+};
+
+using CancelSkips1 = CancelSkips<1>;
+using CancelSkips2 = CancelSkips<2>;
+
+// cancel_token: T0 and T1 ask for a token, T2 cancels; checked after all three.
+struct CancelToken : Model<CancelToken, 3> {
+    Pool* pool = nullptr;
+    TaskGroup* group = nullptr;
+    std::stop_token tokens[2];
+
+    void before() {
+        Model::before();
+        pool = new Pool(model_config(1));
+        group = new TaskGroup(*pool);
+    }
+    void thread(unsigned index) {
+        if (index < 2) {
+            tokens[index] = group->stop_token();
+        } else {
+            group->cancel();
+        }
+    }
+    void after() {
+        for (auto& token : tokens) RL_ASSERT(token.stop_requested());  // S1
+        for (auto& token : tokens) token = std::stop_token();  // the source's last owners go before the group
+        delete group;
+        delete pool;
+    }
+};
+
+// cancel_publishes: T0 writes, then cancels; T1 reads once it sees the cancel.
+struct CancelPublishes : Model<CancelPublishes, 2> {
+    Pool* pool = nullptr;
+    TaskGroup* group = nullptr;
+    rl::var<int> data{0};
+
+    void before() {
+        Model::before();
+        pool = new Pool(model_config(1));
+        group = new TaskGroup(*pool);
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            data($).store(1);
+            group->cancel();
+        } else if (group->is_canceled()) {
+            RL_ASSERT(data($).load() == 1);  // S4
+        }
+    }
+    void after() {
+        delete group;
+        delete pool;
+    }
+};
+
+}  // namespace
+
+ZAP_MODEL_TEST(cancel_skips, CancelSkips1, false, P::SpawnFailure::never,
+               "max_threads 1: a child started after cancel() is skipped, run() after it schedules nothing, wait() resets");
+ZAP_MODEL_TEST(cancel_wakes_waiter, CancelSkips2, false, P::SpawnFailure::never,
+               "max_threads 2: skipped children count done and wake the owner's wait(); the group is reset and reused");
+ZAP_MODEL_TEST(cancel_token, CancelToken, true, P::SpawnFailure::never,
+               "two stop_token() callers race cancel(): the stop_source is made once, whole, and every token is stopped");
+ZAP_MODEL_TEST(cancel_publishes, CancelPublishes, true, P::SpawnFailure::never,
+               "what a thread wrote before cancel() is visible to a thread that sees is_canceled()");

@@ -1,0 +1,162 @@
+// zap/portable_platform.hpp - the Platform for any C++20 system: nothing but
+// the standard library. The default where zap has no native platform (macOS,
+// the BSDs); also built and tested on Linux (the `portable` preset).
+//
+//   futex_wait, no timeout   std::atomic::wait
+//   futex_wake               std::atomic::notify_one / notify_all, then the
+//                            timed waiters' condition variable (below)
+//   futex_wait, timeout      a condition variable (C++20 has no timed atomic
+//                            wait): Protocol T below
+//   threads                  std::thread (joinable), one allocation each
+//   thread names             none: std::thread cannot name a thread
+//   stack size               the system's default: std::thread cannot set it
+//                            (Config::stack_size is ignored, and so the
+//                            default help bound of Config::max_help_depth,
+//                            one level per KiB of stack_size, assumes a stack
+//                            the thread may not have)
+//
+// Protocol T (a futex wait with a timeout, out of a mutex and a condition
+// variable). Timed waits hash their word's address to one of `buckets`
+// buckets; a bucket holds a mutex, a condition variable and the count of
+// timed waiters inside it.
+//   T1 (wait) Under the bucket's mutex: count itself in (seq_cst RMW), a
+//      seq_cst fence, then compare the word with `expected`: if it differs,
+//      return; else sleep on the condition variable until notified or the
+//      deadline (the wait releases the mutex atomically), then count itself out.
+//   T2 (wake) After the caller changed the word (and after the atomic
+//      notify): a seq_cst fence, then read the count; if it is not zero,
+//      take and release the bucket's mutex, then notify every timed waiter
+//      of the bucket (waiters of other words sharing it see a spurious return).
+//   Why no wake is lost: the two fences are ordered one way or the other.
+//   If T1's fence comes first, T2's read sees the waiter counted in; the
+//   waiter held the mutex from before that count to its sleep, so T2's
+//   lock can only succeed once the waiter sleeps (or has returned), and the
+//   notify reaches it. If T2's fence comes first, T1's compare reads the
+//   changed word and the waiter does not sleep.
+#pragma once
+
+#include <zap/std_primitives.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <thread>
+
+namespace zap {
+
+namespace detail {
+
+// Protocol T.
+class TimedWaits {
+public:
+    static bool wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) {
+        const auto deadline = deadline_after(timeout);
+        Bucket& bucket = bucket_of(&word);
+        std::unique_lock<std::mutex> hold(bucket.lock);
+        bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // T1: read by T2 after its fence
+        std::atomic_thread_fence(std::memory_order_seq_cst);     // T1: pairs with T2's fence
+        bool woke = true;
+        if (word.load(std::memory_order_relaxed) == expected) {
+            woke = bucket.changed.wait_until(hold, deadline) == std::cv_status::no_timeout;
+        }
+        bucket.waiters.fetch_sub(1, std::memory_order_relaxed);  // a count only: the mutex orders the rest
+        return woke;
+    }
+
+    static void wake(const void* address) {
+        Bucket& bucket = bucket_of(address);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // T2: pairs with T1's fence
+        if (bucket.waiters.load(std::memory_order_relaxed) == 0) return;
+        { const std::lock_guard<std::mutex> wait_for_sleeper(bucket.lock); }  // T2: the waiter sleeps or is gone
+        bucket.changed.notify_all();
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::size_t buckets = 64;
+
+    struct Bucket {
+        std::mutex lock;
+        std::condition_variable changed;
+        std::atomic<std::uint32_t> waiters{0};
+    };
+
+    static Bucket& bucket_of(const void* address) noexcept {
+        static Bucket table[buckets];
+        // The low bits of an aligned word's address are zero: skip them.
+        return table[(reinterpret_cast<std::uintptr_t>(address) / sizeof(std::uint32_t)) % buckets];
+    }
+
+    // now + timeout, saturating instead of overflowing for huge timeouts.
+    static Clock::time_point deadline_after(std::chrono::nanoseconds timeout) noexcept {
+        const Clock::time_point now = Clock::now();
+        const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::time_point::max() - now);
+        return timeout >= room ? Clock::time_point::max() : now + timeout;
+    }
+};
+
+}  // namespace detail
+
+// A worker thread: the std::thread is constructed in place, and its
+// constructor's completion happens before the worker's first step ([thread.
+// thread.constr]), so join() - which synchronizes with the worker - reads a
+// fully written std::thread.
+struct PortableThread {
+    std::thread thread;
+    PortableThread(void* (*entry)(void*), void* arg) : thread(&PortableThread::start, this, entry, arg) {}
+
+    static PortableThread*& current() noexcept {
+        thread_local PortableThread* self = nullptr;
+        return self;
+    }
+
+private:
+    static void start(PortableThread* self, void* (*entry)(void*), void* arg) {
+        current() = self;
+        entry(arg);
+    }
+};
+
+struct PortablePlatform : detail::StdPrimitives {
+    // The caller re-reads the word with its own ordering after any return,
+    // as after a futex wait: the compare itself orders nothing.
+    static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
+                           Loc = Loc::current()) noexcept {
+        if (timeout != nullptr) return detail::TimedWaits::wait(word.underlying(), expected, *timeout);
+        word.underlying().wait(expected, std::memory_order_relaxed);
+        return true;
+    }
+
+    static void futex_wake(Atomic<std::uint32_t>& word, std::uint32_t count, Loc = Loc::current()) noexcept {
+        if (count == 1) {
+            word.underlying().notify_one();
+        } else {
+            word.underlying().notify_all();
+        }
+        detail::TimedWaits::wake(&word.underlying());
+    }
+
+    using Thread = PortableThread*;
+
+    static bool spawn(const ThreadOptions&, void* (*entry)(void*), void* arg) noexcept {
+        try {
+            new PortableThread(entry, arg);  // owned by the worker's join()
+            return true;
+        } catch (...) {  // std::bad_alloc, or std::system_error: the system refused a thread
+            return false;
+        }
+    }
+
+    static Thread this_thread() noexcept { return PortableThread::current(); }
+
+    static void join(Thread thread) noexcept {
+        thread->thread.join();
+        delete thread;
+    }
+
+    static void name_this_thread(const char*) noexcept {}  // std::thread has no name
+};
+
+}  // namespace zap

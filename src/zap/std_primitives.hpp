@@ -1,0 +1,122 @@
+// zap/std_primitives.hpp - what every production Platform shares: std::atomic,
+// plain fields, fences, the CPU's spin hint, the thread-local context and
+// aligned allocation. The three production platforms (linux_platform.hpp,
+// windows_platform.hpp, portable_platform.hpp) derive from StdPrimitives and
+// add only what differs between operating systems: the futex calls and the
+// threads.
+//
+// Every member is a thin inline wrapper: once inlined, the source_location
+// arguments are unused constants and vanish, so the seam costs nothing.
+#pragma once
+
+#include <zap/platform.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+#include <immintrin.h>
+#elif defined(_M_ARM64)
+#include <intrin.h>
+#endif
+
+namespace zap::detail {
+
+struct StdPrimitives {
+    using Loc = SourceLocation;
+
+    template <class T>
+    class Atomic {
+    public:
+        constexpr Atomic() noexcept : value_{} {}
+        constexpr explicit Atomic(T initial) noexcept : value_(initial) {}
+        Atomic(const Atomic&) = delete;
+        Atomic& operator=(const Atomic&) = delete;
+
+        T load(std::memory_order order, Loc = Loc::current()) const noexcept { return value_.load(order); }
+        void store(T value, std::memory_order order, Loc = Loc::current()) noexcept { value_.store(value, order); }
+        T exchange(T value, std::memory_order order, Loc = Loc::current()) noexcept {
+            return value_.exchange(value, order);
+        }
+        bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                   Loc = Loc::current()) noexcept {
+            return value_.compare_exchange_weak(expected, desired, success, failure);
+        }
+        bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                     Loc = Loc::current()) noexcept {
+            return value_.compare_exchange_strong(expected, desired, success, failure);
+        }
+        T fetch_add(T value, std::memory_order order, Loc = Loc::current()) noexcept {
+            return value_.fetch_add(value, order);
+        }
+        T fetch_sub(T value, std::memory_order order, Loc = Loc::current()) noexcept {
+            return value_.fetch_sub(value, order);
+        }
+        T fetch_or(T value, std::memory_order order, Loc = Loc::current()) noexcept {
+            return value_.fetch_or(value, order);
+        }
+        T fetch_and(T value, std::memory_order order, Loc = Loc::current()) noexcept {
+            return value_.fetch_and(value, order);
+        }
+
+        // The std::atomic itself, for a platform's futex calls: the OS waits
+        // on its address (Linux, Windows), or on the object (std::atomic::wait).
+        std::atomic<T>& underlying() noexcept { return value_; }
+
+    private:
+        // A lock-based std::atomic would put a lock inside every operation
+        // the models check as lock-free; zap refuses to build instead.
+        static_assert(std::atomic<T>::is_always_lock_free, "zap needs lock-free atomics");
+        std::atomic<T> value_;
+    };
+
+    template <class T>
+    class Cell {
+    public:
+        constexpr Cell() noexcept : value_{} {}
+        constexpr explicit Cell(T initial) noexcept : value_(initial) {}
+        T read(Loc = Loc::current()) const noexcept { return value_; }
+        void write(T value, Loc = Loc::current()) noexcept { value_ = value; }
+
+    private:
+        T value_;
+    };
+
+    static void fence(std::memory_order order, Loc = Loc::current()) noexcept { std::atomic_thread_fence(order); }
+
+    // Tells the CPU that this thread spins (x86 `pause`, arm64 `yield`): a
+    // sibling hyperthread gets the core meanwhile. Elsewhere, nothing.
+    static void spin_hint() noexcept {
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+        _mm_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield");
+#elif defined(_M_ARM64)
+        __yield();
+#endif
+    }
+
+    static void* current_context() noexcept { return context_slot(); }
+    static void set_current_context(void* context) noexcept { context_slot() = context; }
+
+    static void* allocate(std::size_t size, std::size_t align) {
+        return ::operator new(size, std::align_val_t{align});
+    }
+    static void deallocate(void* p, std::size_t, std::size_t align) noexcept {
+        ::operator delete(p, std::align_val_t{align});
+    }
+
+    static constexpr bool recycles_closures = true;  // spawn.hpp's heap tasks: closure_alloc.hpp
+    static constexpr std::size_t cache_line = 64;
+    static constexpr std::uint32_t ring_capacity = 256;  // the seed's trade-off of space against steal traffic
+
+private:
+    static void*& context_slot() noexcept {
+        thread_local void* context = nullptr;
+        return context;
+    }
+};
+
+}  // namespace zap::detail
