@@ -184,7 +184,7 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # (help_new_work's first deadlock is at execution 112,005 of the random
 # scheduler on the merged tree: 300 K; each run stops at its first failure.)
 foreach(name help_done_outside help_new_work help_two_waiters)
-  zap_bite(help_enter_${name} ${name} helping_wait.hpp "word_.fetch_add(1, std::memory_order_acquire)" relaxed deadlock
+  zap_bite(help_enter_${name} ${name} helping_wait.hpp "word_.fetch_add(bit, std::memory_order_acquire)" relaxed deadlock
            --sched random --iterations 300000)
   zap_bite(help_wake_${name} ${name} helping_wait.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
            deadlock --sched random --iterations 300000)

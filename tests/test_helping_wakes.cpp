@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #if defined(__linux__)
+#include <zap/linux_platform.hpp>
+
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,13 +24,23 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// StdPlatform whose futex_wake counts calls and the threads each one woke.
-struct WakeCounting : zap::StdPlatform {
+// The Linux platform, whose futex_wake counts calls and the threads each one
+// woke (the system call's answer), and which knows how many threads are
+// inside futex_wait.
+struct WakeCounting : zap::LinuxPlatform {
     static inline std::atomic<long> calls{0};
     static inline std::atomic<long> woken{0};
+    static inline std::atomic<int> sleeping{0};
+    static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
+                           Loc loc = Loc::current()) noexcept {
+        ++sleeping;
+        const bool woke = zap::LinuxPlatform::futex_wait(word, expected, timeout, loc);
+        --sleeping;
+        return woke;
+    }
     static void futex_wake(Atomic<std::uint32_t>& word, std::uint32_t count, Loc = Loc::current()) noexcept {
         const int n = static_cast<int>(std::min<std::uint32_t>(count, 1u << 30));
-        const long rc = syscall(SYS_futex, word.futex_word(), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+        const long rc = syscall(SYS_futex, &word.underlying(), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
         calls.fetch_add(1);
         if (rc > 0) woken.fetch_add(rc);
     }
@@ -42,10 +54,13 @@ using Pool = zap::BasicThreadPool<WakeCounting>;
 using Group = zap::BasicWaitGroup<WakeCounting>;
 
 // `n` tasks, each waiting on its own group with nothing to run: every worker
-// of the pool ends up asleep in a helping wait.
+// of the pool ends up asleep in a helping wait. The tasks meet at a barrier
+// before they wait, so each holds a worker of its own: a helping wait that
+// found another waiting task would run it nested inside its own wait, and
+// then only the innermost of them could return.
 struct Waiters {
+    std::vector<std::unique_ptr<Group>> groups;  // declared first: they outlive the pool's tasks
     Pool pool;
-    std::vector<std::unique_ptr<Group>> groups;
     std::atomic<int> waiting{0};
     std::atomic<int> returned{0};
 
@@ -57,8 +72,9 @@ struct Waiters {
         }
         for (std::uint32_t i = 0; i < n; ++i) {
             Group* group = groups[i].get();
-            pool.spawn([this, group] {
+            pool.spawn([this, group, n] {
                 ++waiting;
+                while (waiting.load() < static_cast<int>(n)) std::this_thread::yield();  // the barrier
                 group->wait();
                 ++returned;
             });
@@ -102,16 +118,22 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
     std::printf("threads woken for one new task: %ld\n", woken);
     EXPECT_LE(woken, 1);
     for (auto& g : w.groups) g->done();
+    while (w.returned.load() < static_cast<int>(n)) std::this_thread::yield();
 }
 
 // A waiter prefers its own group's tasks (issue 20): X waits for its child
-// C, which another worker runs; a long unrelated task L has been scheduled
-// from outside, and a third worker is idle. X's wait must not take L (it
-// would return only after it): the idle worker does. Asserted on the order
-// of events: X's wait returns before L ends.
+// C, which another worker runs; a long unrelated task L is scheduled from
+// outside while the third worker is asleep, idle. X's wait must not take L
+// (it would return only after it): the idle worker does. Asserted on the
+// order of events: X's wait returns before L ends. (A worker that is free
+// but not yet asleep - between a search that found nothing and its sleep -
+// is not counted idle, and then a helping wait may take L: a helper must
+// take work that no idle worker is bound to, since the busy workers' tasks
+// may block until it runs. So the test waits until the third worker sleeps.)
 TEST(HelpingWakes, AWaitLeavesAnUnrelatedTaskToAnIdleWorker) {
+    using TaskGroup = zap::BasicTaskGroup<WakeCounting>;
     for (int round = 0; round < 10; ++round) {
-        zap::ThreadPool pool(zap::Config{.max_threads = 3});
+        Pool pool(zap::Config{.max_threads = 3});
         pool.warm(3);
         std::atomic<bool> c_started{false};
         std::atomic<bool> l_queued{false};
@@ -119,7 +141,7 @@ TEST(HelpingWakes, AWaitLeavesAnUnrelatedTaskToAnIdleWorker) {
         std::atomic<bool> l_finished{false};
         std::atomic<bool> x_returned_first{false};
         auto x = pool.submit([&] {
-            zap::TaskGroup group(pool);
+            TaskGroup group(pool);
             group.run([&] {
                 c_started = true;
                 while (!release_c) std::this_thread::yield();
@@ -129,6 +151,8 @@ TEST(HelpingWakes, AWaitLeavesAnUnrelatedTaskToAnIdleWorker) {
             x_returned_first = !l_finished.load();
         });
         while (!c_started) std::this_thread::yield();
+        // X and C spin on two workers: the one thread in futex_wait is the third worker, idle.
+        while (WakeCounting::sleeping.load() != 1) std::this_thread::yield();
         pool.spawn([&] {  // L, from outside the pool: the global queue
             std::this_thread::sleep_for(100ms);
             l_finished = true;

@@ -30,6 +30,10 @@ enum class Origin { outside, self };
 
 // One round of the program. Returns whether T saw X's promise
 // fulfilled (false: the watchdog fired, X's wait had picked T up).
+// Origin::self: X creates T itself before it waits - without isolate(),
+// right after its children (T is then the newest task of X's ring, the first
+// a helping wait takes); with isolate(), before the call (T must come from
+// outside the region to be unrelated to it).
 bool round_completes(zap::ThreadPool& pool, Origin origin, bool isolated,
                      std::chrono::milliseconds limit = watchdog) {
     std::promise<void> waited;
@@ -39,16 +43,17 @@ bool round_completes(zap::ThreadPool& pool, Origin origin, bool isolated,
     auto blocking_t = [after_wait, &t_saw_it, limit] {
         t_saw_it = after_wait.wait_for(limit) == std::future_status::ready;
     };
-    std::thread outsider;
     auto x = pool.submit([&] {
-        if (origin == Origin::self) pool.spawn(blocking_t);  // T: created by X, before its wait
+        const bool self = origin == Origin::self;
         auto body = [&] {
             zap::TaskGroup group(pool);
             for (int i = 0; i < 4; ++i) group.run([] { std::this_thread::sleep_for(1ms); });
+            if (self && !isolated) pool.spawn(blocking_t);  // T: created by X, after its children
             x_waiting = true;
             group.wait();
         };
         if (isolated) {
+            if (self) pool.spawn(blocking_t);  // T: created by X, outside the region
             pool.isolate(body);
         } else {
             body();
@@ -86,12 +91,55 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Isolation,
                          shape_name);
 
 // The hazard itself, without isolate(): on one thread, X's wait takes its
-// own ring's newest tasks first, its children, then T, which blocks on X.
-// (This is what the docs warn about; it must stay true until helping waits
-// are isolated by default.)
+// own ring's newest task first, T, which blocks on X. (This is what the docs
+// warn about; it must stay true until helping waits are isolated by default.)
 TEST(IsolationHazard, WithoutIsolateTheWaitPicksTheBlockingTaskUp) {
     zap::ThreadPool pool(zap::Config{.max_threads = 1});
     EXPECT_FALSE(round_completes(pool, Origin::self, false, 2s)) << "X's helping wait did not run T: the hazard is gone";
+}
+
+// Tasks of the region stolen behind unrelated ones: X creates T (which
+// blocks until X's wait has returned) and an unrelated task F, then, inside
+// isolate(), eight children. Worker B, kept busy until they are queued,
+// steals half of X's ring from its oldest end - T, F and the oldest
+// children - runs the newest child it took, then T, and blocks in it. The
+// children left in B's ring sit behind F: X's isolated wait must still reach
+// them (it claims F on the way and sets it aside), since nobody else will.
+TEST(Isolation, ChildrenStolenBehindAnUnrelatedTaskAreReached) {
+    for (int round = 0; round < 10; ++round) {
+        zap::ThreadPool pool(zap::Config{.max_threads = 2});
+        pool.warm(2);
+        std::promise<void> waited;
+        std::shared_future<void> after_wait = waited.get_future().share();
+        std::atomic<bool> t_saw_it{false};
+        std::atomic<bool> gate_taken{false};
+        std::atomic<bool> children_queued{false};
+        std::atomic<int> children_ran{0};
+        pool.submit([&] {
+            pool.spawn([&] {  // the gate: keeps the other worker busy
+                gate_taken = true;
+                while (!children_queued) std::this_thread::yield();
+            });
+            while (!gate_taken) std::this_thread::yield();
+            pool.spawn([after_wait, &t_saw_it] { t_saw_it = after_wait.wait_for(watchdog) == std::future_status::ready; });
+            pool.spawn([] {});  // F
+            pool.isolate([&] {
+                zap::TaskGroup group(pool);
+                for (int i = 0; i < 8; ++i)
+                    group.run([&] {
+                        std::this_thread::sleep_for(1ms);
+                        ++children_ran;
+                    });
+                children_queued = true;
+                group.wait();
+            });
+            waited.set_value();
+        }).get();
+        pool.shutdown();
+        pool.join();
+        EXPECT_EQ(children_ran.load(), 8);
+        ASSERT_TRUE(t_saw_it.load()) << "round " << round << ": the isolated wait slept while its children were queued";
+    }
 }
 
 // Inside isolate(), the wait runs no task scheduled outside it: every task

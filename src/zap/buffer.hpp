@@ -7,9 +7,9 @@
 // `index % capacity`. Only the owner writes `tail_` and the slots; the owner
 // and thieves race on `head_` with CAS. Beside each slot the ring keeps the
 // isolation region of its task (isolation.hpp), written and published with
-// the slot: a search that may take only one region's tasks reads it before
-// it claims the slot (the task itself may be gone by then, run and freed by
-// whoever claimed it first).
+// the slot: a search that may take only one region's tasks reads it where
+// it cannot read the task (a thief's task may be gone by then, run and freed
+// by whoever claimed it first).
 //
 // Protocol:
 //   1. push (owner): write tasks into the free slots from tail (relaxed; a
@@ -76,6 +76,20 @@
 //      the ring, and take it back (step 5: 5a holds by construction), so
 //      the argument of step 5 is the whole argument. Used by a helping wait
 //      (helping_wait.hpp H2), so that it runs its own newest child first.
+//   7. pop_back_of(region) (owner, isolation.hpp I3a): the newest task of
+//      one region. Read the regions of the slots from tail down to head (the
+//      owner's own writes; a stale head only adds slots already taken), and
+//      take back that many tasks with step 6, newest first: the ones above
+//      go to the caller, which pushes them back (step 1) before it runs
+//      anything. Thieves may empty the ring meanwhile: then step 6 says so.
+//   8. claim_of(victim, region) (thief, isolation.hpp I3c): the oldest task
+//      of one region in another ring. Read the victim's head (relaxed, a
+//      bound) and tail (acquire: the regions below it are visible), find
+//      the oldest slot of the region between them, then claim slots at the
+//      head one by one exactly as step 3 does, handing the tasks of other
+//      regions to the caller, until it claims one of the region, or claims
+//      that slot's index with another region in it (the read-ahead was of
+//      an older round of the slot), or the ring is empty.
 //
 // Invariants:
 //   B1 (bounded, no ABA): 0 <= tail - head <= capacity as seen by the owner,
@@ -212,49 +226,17 @@ public:
         return true;
     }
 
-    // Step 3. Our ring must be empty. False when the victim looked empty, or
-    // (`only` not 0) when the task at its head is not of region `only`.
-    bool steal(Buffer& victim, Stole& out, std::uint64_t only = 0) noexcept {
+    // Step 3. Our ring must be empty. False when the victim looked empty.
+    bool steal(Buffer& victim, Stole& out) noexcept {
         const Index tail = empty_tail();
         Index want = 0;  // half of the first non-empty size seen, rounded up
         Index got = 0;
         while (got == 0 || got < want) {
-            // seq_cst, with the load of tail below: the thief's half of step
-            // 5's cycle in S against take_back()'s store of tail and load of
-            // head. Nothing is acquired through it: the slot comes with the
-            // tail load, and it cannot be overwritten before our CAS wins (B5),
-            // which a stale head only makes fail.
-            const Index victim_head = victim.head_.load(std::memory_order_seq_cst);
-            // seq_cst for step 5 as above; its acquire half synchronizes with
-            // the victim's release store of tail in push() or consume(): the
-            // slots below that tail are visible to the slot load below.
-            const Index victim_tail = victim.tail_.load(std::memory_order_seq_cst);
-            const Index size = victim_tail - victim_head;
-            if (size == 0 || size == ~Index{0}) break;  // empty, or B3: the owner takes back its last task
-            if (size > capacity) {                      // B1: head was stale; reload both
-                Platform::spin_hint();
-                continue;
-            }
-            if (want == 0) want = size - size / 2;
-            // Both relaxed: kept only if the CAS below wins, which proves the
-            // victim had not reused the slot (B5).
-            const std::uint64_t region = victim.region_at(victim_head);
-            if (only != 0 && region != only) break;
-            Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
-            Index expected = victim_head;
-            // One task per CAS (B4). seq_cst: the head value a later thief's
-            // head load reads in step 5's cycle must come from a seq_cst write.
-            // Its release half is B5: the slot load above happens before the
-            // victim's acquire of head in push() or empty_tail(), so it cannot
-            // overwrite a slot we are still reading. Its acquire half is not
-            // needed: the task reaches us through the tail load above.
-            if (!victim.head_.compare_exchange_strong(expected, victim_head + 1, std::memory_order_seq_cst,
-                                                      std::memory_order_relaxed)) {
-                Platform::spin_hint();
-                continue;
-            }
-            ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
-            put(tail + got, task, region);
+            const Claim claim = claim_head(victim);
+            if (claim.size == 0) break;  // empty, or B3: the owner takes back its last task
+            if (want == 0 && claim.size <= capacity) want = claim.size - claim.size / 2;
+            if (claim.task == nullptr) continue;
+            put(tail + got, claim.task, claim.region);
             ++got;
         }
         if (got == 0) return false;
@@ -264,6 +246,25 @@ public:
         if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
         out = Stole{task, pushed > 0};
         return true;
+    }
+
+    // Step 8. Null when it claimed no task of `region`; `pass(task)` takes
+    // every task of another region it claimed on the way.
+    template <class Pass>
+    static Task* claim_of(Buffer& victim, std::uint64_t region, Pass&& pass) noexcept {
+        const Index target = victim.oldest_of(region);
+        if (target == none) return nullptr;
+        for (;;) {
+            const Claim claim = claim_head(victim);
+            if (claim.size == 0) return nullptr;
+            if (claim.task == nullptr) {
+                if (claim.index > target) return nullptr;  // someone else claimed the target
+                continue;
+            }
+            if (claim.region == region) return claim.task;
+            pass(*claim.task);
+            if (claim.index >= target) return nullptr;  // the read-ahead saw an older round of the slot
+        }
     }
 
     // Step 5. True when `task`, the owner's latest push, is back in the
@@ -301,15 +302,30 @@ public:
     }
 
     // Step 6. The newest task of the ring, taken back; null when the ring is
-    // empty, a thief won the last task, or (`only` not 0) the newest task is
-    // not of region `only`.
-    Task* pop_back(std::uint64_t only = 0) noexcept {
+    // empty or a thief won the last task.
+    Task* pop_back() noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         // A guess, as in 5b: a stale head is only lower, and then step 5 decides.
         if (head_.load(std::memory_order_relaxed) == tail) return nullptr;
-        if (only != 0 && region_at(tail - 1) != only) return nullptr;
         Task* const newest = slot(tail - 1).load(std::memory_order_relaxed);  // our own write (B2)
         return take_back(*newest) ? newest : nullptr;
+    }
+
+    // Step 7. Null when the ring holds no task of `region`, or thieves took
+    // it first; `pass(task)` takes every task above it, newest first.
+    template <class Pass>
+    Task* pop_back_of(std::uint64_t region, Pass&& pass) noexcept {
+        const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
+        const Index head = head_.load(std::memory_order_relaxed);  // a guess: a stale head is only lower
+        for (Index above = 0; above < tail - head; ++above) {
+            if (region_at(tail - 1 - above) != region) continue;  // our own write
+            for (;; --above) {
+                Task* task = pop_back();
+                if (task == nullptr || above == 0) return task;
+                pass(*task);
+            }
+        }
+        return nullptr;
     }
 
     // Approximate (the owner's view is exact): the number of tasks in the ring.
@@ -318,6 +334,53 @@ public:
     }
 
 private:
+    // Step 3's claim of one slot (B4), and step 8's: the task at the
+    // victim's head, claimed with one CAS, and its region. `size`: the
+    // victim's size as seen, 0 when it looked empty; with a size but no
+    // task, reload (head was stale, or another claim won the slot).
+    struct Claim {
+        Task* task;
+        std::uint64_t region;
+        Index index;
+        Index size;
+    };
+    static Claim claim_head(Buffer& victim) noexcept {
+        // seq_cst, with the load of tail below: the thief's half of step
+        // 5's cycle in S against take_back()'s store of tail and load of
+        // head. Nothing is acquired through it: the slot comes with the
+        // tail load, and it cannot be overwritten before our CAS wins (B5),
+        // which a stale head only makes fail.
+        const Index victim_head = victim.head_.load(std::memory_order_seq_cst);
+        // seq_cst for step 5 as above; its acquire half synchronizes with
+        // the victim's release store of tail in push() or consume(): the
+        // slots below that tail are visible to the slot load below.
+        const Index victim_tail = victim.tail_.load(std::memory_order_seq_cst);
+        const Index size = victim_tail - victim_head;
+        if (size == 0 || size == ~Index{0}) return Claim{nullptr, 0, victim_head, 0};  // empty, or B3
+        if (size > capacity) {  // B1: head was stale; reload both
+            Platform::spin_hint();
+            return Claim{nullptr, 0, victim_head, size};
+        }
+        // Both relaxed: kept only if the CAS below wins, which proves the
+        // victim had not reused the slot (B5).
+        const std::uint64_t region = victim.region_at(victim_head);
+        Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
+        Index expected = victim_head;
+        // One task per CAS (B4). seq_cst: the head value a later thief's
+        // head load reads in step 5's cycle must come from a seq_cst write.
+        // Its release half is B5: the slot load above happens before the
+        // victim's acquire of head in push() or empty_tail(), so it cannot
+        // overwrite a slot we are still reading. Its acquire half is not
+        // needed: the task reaches us through the tail load above.
+        if (!victim.head_.compare_exchange_strong(expected, victim_head + 1, std::memory_order_seq_cst,
+                                                  std::memory_order_relaxed)) {
+            Platform::spin_hint();
+            return Claim{nullptr, 0, victim_head, size};
+        }
+        ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
+        return Claim{task, region, victim_head, size};
+    }
+
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }
 
     // The owner's write of a slot and its task's region.
@@ -328,6 +391,20 @@ private:
 
     std::uint64_t region_at(Index index) noexcept {
         return regions_[index % capacity].load(std::memory_order_relaxed);  // ordered like the slot's load
+    }
+
+    static constexpr Index none = ~Index{0};
+
+    // Step 8's read-ahead: the index of the oldest slot of `region`, or none.
+    Index oldest_of(std::uint64_t region) noexcept {
+        const Index head = head_.load(std::memory_order_relaxed);  // a bound only: the claims decide
+        // Synchronizes with the owner's release stores of tail in push(),
+        // consume() and steal(): the regions below that tail are visible.
+        const Index tail = tail_.load(std::memory_order_acquire);
+        if (tail - head > capacity) return none;  // a stale head, or B3: nothing to go by
+        for (Index index = head; index != tail; ++index)
+            if (region_at(index) == region) return index;
+        return none;
     }
 
     // 5f/5g: ends the take-back window (B3) with an empty ring.

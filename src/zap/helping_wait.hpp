@@ -115,6 +115,7 @@
 // levels.
 #pragma once
 
+#include <zap/backoff.hpp>
 #include <zap/config.hpp>
 #include <zap/sync.hpp>
 
@@ -133,40 +134,52 @@ class BasicThreadPool;
 
 namespace zap::detail {
 
-// The word a pool's helping waiters sleep on (H5, H7).
+// A worker's helper word, where its helping waits sleep (H5, H7; only the
+// innermost wait of a worker can be asleep).
 template <class Platform>
 class Helpers {
 public:
+    // Who sleeps: a helping wait (K1 and K2 wake it), or an isolated one
+    // (isolation.hpp I4: K2 and its timeout end the sleep, a notification
+    // is not for it).
+    enum class Sleeper : std::uint32_t { helping = 1, isolated = 2 };
+
     // H5: announces a sleeper; returns the value to pass to sleep().
-    std::uint32_t enter() noexcept {
+    std::uint32_t enter(Sleeper sleeper) noexcept {
+        const auto bit = static_cast<std::uint32_t>(sleeper);
         // Acquire: reads every wake's release fetch_add, so a wake that came
         // first is seen by the caller's re-reads (HW1).
-        return word_.fetch_add(1, std::memory_order_acquire) + 1;
+        return word_.fetch_add(bit, std::memory_order_acquire) + bit;
     }
 
     // H5: sleeps while the word still holds `entered`.
     void sleep(std::uint32_t entered) noexcept { Platform::futex_wait(word_, entered, nullptr); }
 
+    // I4: sleeps while the word still holds `entered`, for the backoff's next timeout at most.
+    void sleep(std::uint32_t entered, Backoff<Platform>& backoff) noexcept { backoff.pause(word_, entered); }
+
     // H5: withdraws the sleeper entered by enter().
-    void leave() noexcept {
-        word_.fetch_sub(1, std::memory_order_relaxed);  // a counter only: wake() reads it in the same modification order
+    void leave(Sleeper sleeper) noexcept {
+        // A counter only: wake() reads it in the same modification order.
+        word_.fetch_sub(static_cast<std::uint32_t>(sleeper), std::memory_order_relaxed);
     }
 
-    // K1's scan (wake_one): a sleeper has entered (relaxed: ordered by the fences of HW1).
-    bool entered() const noexcept { return (word_.load(std::memory_order_relaxed) & count_mask) != 0; }
+    // K1's scan (wake_one): a helping wait sleeps here (relaxed: ordered by the fences of HW1).
+    bool entered() const noexcept {
+        return (word_.load(std::memory_order_relaxed) & static_cast<std::uint32_t>(Sleeper::helping)) != 0;
+    }
 
     // H7 (K1, K2): changes the word, then wakes every sleeper if any entered.
     void wake() noexcept {
         // Release: synchronizes with enter()'s acquire, publishing the caller's
         // Sync CAS (notify) or count CAS (done) to the helper's re-reads (HW1).
         const std::uint32_t before = word_.fetch_add(one_epoch, std::memory_order_release);
-        if ((before & count_mask) != 0) Platform::futex_wake(word_, std::numeric_limits<std::uint32_t>::max());
+        if ((before & sleepers) != 0) Platform::futex_wake(word_, std::numeric_limits<std::uint32_t>::max());
     }
 
 private:
-    static constexpr std::uint32_t count_bits = 14;  // at most Sync::max_count workers help at once
-    static constexpr std::uint32_t count_mask = (1u << count_bits) - 1;
-    static constexpr std::uint32_t one_epoch = 1u << count_bits;
+    static constexpr std::uint32_t sleepers = 3;   // the two Sleeper bits
+    static constexpr std::uint32_t one_epoch = 4;  // bits 2..31: advanced by every wake
 
     typename Platform::template Atomic<std::uint32_t> word_{0};
 };
@@ -191,12 +204,8 @@ public:
         Pool& pool = *static_cast<Pool*>(const_cast<void*>(context.pool));
         if (at_help_bound(context)) return nullptr;  // H2: the depth bound
         context.help_depth += 1;
-        bool armed = false;
-        if (context.region != 0) {
-            help_isolated(pool, context, group);
-        } else {
-            armed = help_until_zero(pool, context, group);
-        }
+        const bool armed =
+            context.region != 0 ? help_isolated(pool, context, group) : help_until_zero(pool, context, group);
         context.help_depth -= 1;
         return armed ? &context.worker->helper : nullptr;
     }
@@ -253,14 +262,14 @@ private:
         static constexpr bool counts_idle = false;
         bool done() const noexcept { return group.zero(); }
         void sleep() noexcept {
-            const std::uint32_t entered = self.helper.enter();
+            const std::uint32_t entered = self.helper.enter(Helpers<Platform>::Sleeper::helping);
             // Pairs with the fence in wake_one() (HW1).
             Platform::fence(std::memory_order_seq_cst);
             // Both re-reads are ordered after any wake that came before enter() (HW1).
             const Sync sync = pool.load_sync();
             const bool woken = (sync.notified && sync.state == State::pending) || sync.state == State::shutdown;
             if (!group.zero() && (after_shutdown || !woken)) self.helper.sleep(entered);
-            self.helper.leave();
+            self.helper.leave(Helpers<Platform>::Sleeper::helping);
         }
     };
 
@@ -300,18 +309,36 @@ private:
         return armed;
     }
 
-    // isolation.hpp I3-I4: run the region's tasks while there are any, then
-    // return: the group then sleeps on its own word, woken by its last done().
-    static void help_isolated(Pool& pool, Context& context, Group& group) noexcept {
+    // isolation.hpp I3-I4: runs its region's tasks until the count is zero;
+    // finding none, it sleeps on its helper word, armed in the group (K2),
+    // until the group's last done() wakes it or the backoff's timeout ends
+    // the sleep, and searches again. True when it called group.arm().
+    static bool help_isolated(Pool& pool, Context& context, Group& group) noexcept {
+        using Arm = typename Group::Arm;
+        using Sleeper = typename Helpers<Platform>::Sleeper;
+        Worker& self = *context.worker;
         const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
-        bool is_waking = false;  // an isolated wait never consumes a notification (I4)
+        bool is_waking = false;  // an isolated wait never takes a notification, nor the waking role (I4)
+        bool armed = false;
+        Backoff<Platform> backoff;
         Stole found{nullptr, false};
         while (!group.zero()) {
-            if (!context.worker->find_in(context.region, pool.workers_, started, found)) break;
-            pool.run_found(context, found, is_waking, false, false);
-            found.more = false;
+            if (self.find_in(context.region, pool.workers_, started, found)) {  // I3
+                pool.run_found(context, found, is_waking, false, false);  // announces found.more (IS2)
+                backoff = Backoff<Platform>{};
+                continue;
+            }
+            if (found.more) pool.notify();  // IS2: tasks moved, none of them ours
+            if (!armed) {
+                armed = true;
+                if (group.arm(self.helper) == Arm::foreign) break;
+                continue;
+            }
+            const std::uint32_t entered = self.helper.enter(Sleeper::isolated);  // I4
+            if (!group.zero()) self.helper.sleep(entered, backoff);  // HW1 as for H5, for K2
+            self.helper.leave(Sleeper::isolated);
         }
-        if (found.more) pool.notify();  // IS2: tasks set aside, none found to run
+        return armed;
     }
 };
 

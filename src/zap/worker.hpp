@@ -112,43 +112,75 @@ struct alignas(Platform::cache_line) Worker {
         return false;
     }
 
-    // The search of a helping wait in region `only` (isolation.hpp I3): only
-    // tasks of that region, each checked before it is taken. `out.more` also
-    // when it set tasks aside in its overflow queue.
-    bool find_in(std::uint64_t only, Worker* workers, std::uint32_t count, Stole& out) noexcept {
-        if (Task* task = run_buffer.pop_back(only)) {  // I3a
-            out = Stole{task, false};
-            return true;
-        }
-        if (take_own_queue_of(only, out)) return true;  // I3b
-        if (run_buffer.size() != 0) return false;       // steal() refills only an empty ring
-        for (std::uint32_t tried = 0; tried < count; ++tried) {
+    // The search of a helping wait in `region` (isolation.hpp I3): only
+    // tasks of that region. `out.more`, found or not, when it moved tasks of
+    // other regions out of its way and back where every search looks, or
+    // left tasks for others (IS2).
+    bool find_in(std::uint64_t region, Worker* workers, std::uint32_t count, Stole& out) noexcept {
+        bool more = false;
+        Task* task = take_back_of(region, more);                                // I3a
+        if (task == nullptr) task = take_queue_of(run_queue, region, more);     // I3b
+        for (std::uint32_t tried = 0; task == nullptr && tried < count; ++tried) {
             Worker& victim = workers[steal_cursor++ % count];
-            if (&victim != this && run_buffer.steal(victim.run_buffer, out, only)) return true;  // I3c
+            if (&victim == this) continue;
+            task = take_queue_of(victim.run_queue, region, more);               // I3d
+            if (task == nullptr) task = claim_from(victim, region, more);       // I3c
         }
-        return false;
-    }
-
-    // I3b: the overflow queue's tasks of region `only`: one in `out`, the rest
-    // into the ring; the others pushed back (IS2). False with `out.more` set
-    // when it found none of them but set others aside.
-    bool take_own_queue_of(std::uint64_t only, Stole& out) noexcept {
-        Task* cursor = nullptr;
-        if (!run_queue.try_acquire_consumer(cursor)) return false;
-        BasicBatch<Platform> mine;
-        BasicBatch<Platform> aside;
-        while (Task* task = run_queue.pop(cursor)) (Region::of(*task) == only ? mine : aside).push(*task);
-        bool more = run_queue.release_consumer(cursor) || !aside.empty();
-        if (!aside.empty()) run_queue.push(aside.take_list());  // IS2: back where every search looks
-        Task* task = mine.pop();
         out = Stole{task, more};
         if (task == nullptr) return false;
+        ZAP_ASSERT(Region::of(*task) == region, "internal: an isolated wait took a task of another region (IS1)");
+        return true;
+    }
+
+    // I3a: the newest task of `region` in our ring; the tasks above it go
+    // back on top of the ring, in their order, before anything runs (IS2).
+    Task* take_back_of(std::uint64_t region, bool& more) noexcept {
+        List<Task> above{nullptr, nullptr};
+        Task* task = run_buffer.pop_back_of(region, [&above](Task& passed) {
+            Link::set_next(passed, above.head);  // taken newest first: each goes in front
+            above.head = &passed;
+            if (above.tail == nullptr) above.tail = &passed;
+        });
+        if (above.head != nullptr) {
+            more = true;
+            if (!run_buffer.push(above)) run_queue.push(above);
+        }
+        return task;
+    }
+
+    // I3b, I3d: the tasks of `region` in an overflow queue (ours or another
+    // worker's): one to run, the rest into our ring; the others go back into
+    // the queue (IS2).
+    Task* take_queue_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
+        Task* cursor = nullptr;
+        if (!queue.try_acquire_consumer(cursor)) return nullptr;
+        BasicBatch<Platform> mine;
+        BasicBatch<Platform> others;
+        while (Task* task = queue.pop(cursor)) (Region::of(*task) == region ? mine : others).push(*task);
+        if (queue.release_consumer(cursor)) more = true;  // pushed while we held it (A4)
+        if (!others.empty()) {
+            more = true;
+            queue.push(others.take_list());
+        }
+        Task* task = mine.pop();
         if (!mine.empty()) {
-            out.more = true;  // in the ring now, stealable (A4: announced)
-            detail::List<Task> rest = mine.take_list();
+            more = true;  // in our ring now, stealable (A4: announced)
+            List<Task> rest = mine.take_list();
             if (!run_buffer.push(rest)) run_queue.push(rest);
         }
-        return true;
+        return task;
+    }
+
+    // I3c: the oldest task of `region` in the victim's ring; the tasks of
+    // other regions claimed on the way go into our overflow queue (IS2).
+    Task* claim_from(Worker& victim, std::uint64_t region, bool& more) noexcept {
+        BasicBatch<Platform> passed;
+        Task* task = Buffer<Platform>::claim_of(victim.run_buffer, region, [&passed](Task& claimed) { passed.push(claimed); });
+        if (!passed.empty()) {
+            more = true;
+            run_queue.push(passed.take_list());
+        }
+        return task;
     }
 
     // A4's look: true when any queue or ring of the pool may hold a task.
