@@ -15,6 +15,18 @@
 //                         wait returns (no lost wake-up: spurious wake-ups off).
 // The main thread waits (outside the pool) for all five tasks, then deletes
 // the pool.
+//
+// The ring's two region steps on their own, against the other party of the
+// ring (buffer.hpp steps 7 and 8; no pool):
+//   isolation_claim_past  a thief in region R claims past an older task of
+//                         region 0 to the task of R (step 8) while the owner
+//                         takes its newest task back: the claim returns only
+//                         a task of R, hands every other task it claimed to
+//                         the caller, and each task is taken exactly once.
+//   isolation_pop_back_past the owner takes back its task of R from under a
+//                         newer task of region 0 (step 7) and pushes that one
+//                         back, while a thief steals: each task exactly once,
+//                         the owner's take of region R only.
 #include "model_registry.hpp"
 
 namespace {
@@ -41,7 +53,9 @@ struct IsolationModel : Model<IsolationModel<Workers>, 1, Workers> {
         Child() : Counted(&run) {}
         static void run(Task* t) {
             Counted::bump(t);
-            static_cast<Child*>(t)->model->children.done();
+            IsolationModel& m = *static_cast<Child*>(t)->model;
+            m.children.done();
+            m.all.done();
         }
     };
     struct X : Counted {
@@ -89,6 +103,80 @@ struct IsolationModel : Model<IsolationModel<Workers>, 1, Workers> {
     }
 };
 
+constexpr std::uint64_t region = 7;  // any id but 0
+
+// Step 8 against the owner's take-back (step 6).
+struct ClaimPastModel : Model<ClaimPastModel, 2> {
+    Buffer victim;
+    Counted tasks[2];  // [0]: region 0, older; [1]: region R, newer
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            zap::detail::Region::set(tasks[1], region);
+            Batch b;
+            for (auto& t : tasks) b.push(t);
+            List list = b.take_list();
+            const bool fits = victim.push(list);
+            RL_ASSERT(fits);  // two slots
+            if (Task* t = victim.pop_back()) t->run();
+        } else {
+            Batch passed;
+            Task* mine = Buffer::claim_of(victim, region, [&passed](Task& t) { passed.push(t); });
+            if (mine != nullptr) {
+                RL_ASSERT(zap::detail::Region::of(*mine) == region);  // IS1
+                mine->run();
+            }
+            while (Task* t = passed.pop()) {
+                RL_ASSERT(zap::detail::Region::of(*t) != region);  // a task of R is returned, never passed
+                t->run();  // set aside, run later by someone (IS2)
+            }
+        }
+    }
+    void after() {
+        while (Task* t = victim.pop()) t->run();
+        expect_each_once(tasks);
+    }
+};
+
+// Step 7 against a thief's steal (step 3).
+struct PopBackPastModel : Model<PopBackPastModel, 2> {
+    Buffer owner;
+    Buffer thief;
+    Counted tasks[2];  // [0]: region R, older; [1]: region 0, newer
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            zap::detail::Region::set(tasks[0], region);
+            Batch b;
+            for (auto& t : tasks) b.push(t);
+            List list = b.take_list();
+            const bool fits = owner.push(list);
+            RL_ASSERT(fits);  // two slots
+            Batch above;
+            Task* mine = owner.pop_back_of(region, [&above](Task& t) { above.push(t); });
+            if (!above.empty()) {
+                List back = above.take_list();
+                const bool back_in = owner.push(back);  // back on top, before anything runs (IS2)
+                RL_ASSERT(back_in);
+            }
+            if (mine != nullptr) {
+                RL_ASSERT(zap::detail::Region::of(*mine) == region);  // IS1
+                mine->run();
+            }
+        } else {
+            Buffer::Stole got{};
+            if (thief.steal(owner, got)) {
+                run(got.task);
+                while (Task* t = thief.pop()) t->run();
+            }
+        }
+    }
+    void after() {
+        while (Task* t = owner.pop()) t->run();
+        expect_each_once(tasks);
+    }
+};
+
 using IsolationOneWorker = IsolationModel<1>;
 using IsolationTwoWorkers = IsolationModel<2>;
 
@@ -96,5 +184,9 @@ ZAP_MODEL_TEST(isolation_one_worker, IsolationOneWorker, false, P::SpawnFailure:
                "1 worker, ring of 2: the isolated wait runs its children, sets the foreign tasks aside, runs none");
 ZAP_MODEL_TEST(isolation_two_workers, IsolationTwoWorkers, false, P::SpawnFailure::never,
                "2 workers: each task once, no foreign task inside the isolated wait, the wait returns");
+ZAP_MODEL_TEST(isolation_claim_past, ClaimPastModel, true, P::SpawnFailure::never,
+               "step 8 vs take-back: only region R returned, others passed, each task once");
+ZAP_MODEL_TEST(isolation_pop_back_past, PopBackPastModel, true, P::SpawnFailure::never,
+               "step 7 vs a thief: the newer task passed and pushed back, each task once");
 
 }  // namespace

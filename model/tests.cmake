@@ -18,6 +18,9 @@ set(ZAP_MODEL_BOUNDED
   "queue 2 200000 3 2000000"
   "buffer_steal 2 200000 3 2000000"
   "buffer_consume 1 100000 2 1000000"
+  # isolation_models.cpp: the ring's region steps (buffer.hpp steps 7, 8)
+  "isolation_claim_past 2 100000 3 1000000"
+  "isolation_pop_back_past 2 100000 3 1000000"
   "event_notify 2 100000 4 1000000"
   "event_two_sleepers 2 100000 3 1000000"
   "event_late_notify 1 100000 2 1000000"
@@ -221,12 +224,19 @@ zap_bite(token_load_acquire cancel_token cancellation.hpp "std::uint32_t seen = 
 zap_bite(make_source_release cancel_token cancellation.hpp "word_.fetch_or(source, std::memory_order_acq_rel)" acquire race --bound 2)
 
 # ---- isolation (isolation_models.cpp, Protocol I of isolation.hpp) --------
-# pop-back-any-region: the isolated wait's own-ring take ignores the slot's
-# region, so it runs a foreign task inside the wait (IS1: the model's
-# assertion). set-aside-dropped: the foreign tasks taken out of the overflow
-# queue are not pushed back (IS2): one never runs and the main thread waits
-# for ever.
+# pop-back-any-region: the isolated wait's own-ring take (buffer.hpp step 7)
+# ignores the slots' regions and takes the newest task, so it runs a foreign
+# task inside the wait (IS1: find_in's assertion, or the model's).
+# set-aside-dropped: the foreign tasks taken out of an overflow queue are not
+# pushed back (IS2): one never runs and the main thread waits for ever.
+# claim-passed-dropped: step 8 does not hand the tasks of other regions it
+# claimed on the way to the caller (IS2): lost. pop-back-above-dropped: step 7
+# takes back the tasks above the region's one and does not hand them over:
+# lost. Both bite the ring-level models (each task exactly once).
 zap_seed(isolation_pop_back_any_region pop-back-any-region isolation_one_worker assert
          --sched random --iterations 100000)
 zap_seed(isolation_set_aside_dropped set-aside-dropped isolation_one_worker deadlock
          --sched random --iterations 100000)
+zap_seed(isolation_pop_back_any_region_ring pop-back-any-region isolation_pop_back_past assert --bound 2)
+zap_seed(isolation_claim_passed_dropped claim-passed-dropped isolation_claim_past assert --bound 2)
+zap_seed(isolation_pop_back_above_dropped pop-back-above-dropped isolation_pop_back_past assert --bound 2)

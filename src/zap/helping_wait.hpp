@@ -6,9 +6,9 @@
 // WaitGroup::wait on group G), P's notify (Protocol A of thread_pool.hpp),
 // G's done() (wait_group.hpp), and W's helper word H, defined below: one
 // futex word per worker, on which that worker's helping waits sleep (only
-// its innermost wait can be asleep). Bits 0..13 of H count the sleepers
-// that entered it (0 or 1); bits 14..31 are an epoch that every wake
-// advances.
+// its innermost wait can be asleep). Bit 0 of H says a helping wait has
+// entered it to sleep, bit 1 an isolated one (isolation.hpp I4); bits 2..31
+// are an epoch that every wake advances.
 //
 // Protocol H (helping wait):
 //   H1. W reads G's count (relaxed: a stale non-zero only costs a search;
@@ -28,7 +28,8 @@
 //       one more; a wait at the depth bound (Config::max_help_depth) does not
 //       help at all: it sleeps on G's own word as a thread outside the pool
 //       does (woken by zero only). In an isolation region the search is
-//       isolation.hpp's I3, and with nothing found W sleeps that way too (I4).
+//       isolation.hpp's I3, and with nothing found W sleeps as its I4 says
+//       (on H, not counted for K1, with a timeout).
 //   H3. Nothing found: W arms G, once per wait: it names H in G's helper
 //       slot (CAS null -> &H; a slot that names another word makes W wait as
 //       an outside thread, like the depth bound) and sets HELPERS in G's word
@@ -56,7 +57,8 @@
 //   H7. Wakers, each waking one word. K1: a notify (A3) whose CAS leaves
 //       `notified` set with nobody idle to signal and nobody to spawn - so
 //       nobody bound to look - issues a seq_cst fence, then looks for one
-//       worker whose H has a sleeper entered and wakes that H:
+//       worker whose H has a helping sleeper entered (bit 0; an isolated
+//       sleeper may not take the work) and wakes that H:
 //       fetch_add(one epoch, release), then futex_wake. K2: the done() that
 //       takes G to zero with HELPERS set swaps HELPERS for WAKING in the same
 //       CAS (acquire), reads the slot, wakes the H it names as in K1, then
@@ -169,7 +171,7 @@ public:
         return (word_.load(std::memory_order_relaxed) & static_cast<std::uint32_t>(Sleeper::helping)) != 0;
     }
 
-    // H7 (K1, K2): changes the word, then wakes every sleeper if any entered.
+    // H7 (K1, K2): changes the word, then wakes its sleeper if one entered.
     void wake() noexcept {
         // Release: synchronizes with enter()'s acquire, publishing the caller's
         // Sync CAS (notify) or count CAS (done) to the helper's re-reads (HW1).

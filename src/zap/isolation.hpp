@@ -20,34 +20,52 @@
 //       on a thread outside the pool, or outside any region); a worker's
 //       ring keeps each slot's region beside the slot (buffer.hpp), written
 //       and published with it.
-//   I3. A helping wait of a thread in region R != 0 searches only for tasks
-//       of R, and decides before it claims one:
-//         a. its own ring's newest task, if its slot says R (pop_back(R));
-//         b. its own overflow queue: it takes the whole queue, keeps the
-//            tasks of R, and sets the others aside: it pushes them back
-//            before it runs anything, and has them announced (Stole::more,
-//            thread_pool.hpp A4), since a search that found the queue held
-//            meanwhile passed them by;
-//         c. another worker's ring, when its own ring is empty: only while
-//            the slot at that ring's head says R (steal(.., R)).
-//       It never takes from the global queue, whose tasks come from threads
-//       outside the pool (region 0), nor from another worker's overflow
-//       queue (that worker takes its region's tasks itself).
-//   I4. When the search finds nothing, the wait stops helping and sleeps on
-//       its group's own word, as a thread outside the pool does (wait_group.hpp
-//       step 4): only the group's last done() wakes it. It is not an idle
-//       worker of Protocol A, whose notify() would wake it for work it may
-//       not take.
+//   I3. A helping wait of a thread in region R != 0 runs only tasks of R. It
+//       searches (Worker::find_in), and whatever it takes out of its way it
+//       puts back where every search looks before it runs anything:
+//         a. its own ring: the newest task of R. The owner reads the regions
+//            of its own slots from the tail down, takes back the tasks above
+//            that one (buffer.hpp steps 6-7) and pushes them back on top, in
+//            their order;
+//         b. its own overflow queue, and (d) each other worker's: it takes
+//            the whole queue, keeps the tasks of R (one to run, the rest into
+//            its ring) and pushes the others back into that queue;
+//         c. each other worker's ring: it reads ahead for the oldest slot of
+//            R, then claims the slots at the head one by one, as a steal does
+//            (buffer.hpp step 8); the tasks of other regions it claims on the
+//            way go into its own overflow queue.
+//       A task of R may sit behind unrelated ones anywhere (a thief steals
+//       half a ring from its oldest end, T and F below children of R, then
+//       blocks in T): the wait must reach it past them, since the worker
+//       holding it may be the one that waits for this wait (tests/
+//       test_isolation.cpp, ChildrenStolenBehindAnUnrelatedTaskAreReached).
+//       It never takes from the global queue: its tasks come from threads
+//       outside the pool, region 0.
+//   I4. When the search finds nothing, the wait arms its group with its
+//       worker's helper word (helping_wait.hpp H3) and sleeps there, entered
+//       as an isolated sleeper: the group's last done() wakes it (K2), a
+//       notification does not (K1 skips it: it may not take the work a
+//       notification announces, and would strand it). Its sleep has a
+//       timeout (backoff.hpp: 1 us doubling to 1 ms), after which it searches
+//       again: the tasks of R may be moving between workers when it looks
+//       (held in a thief's hands, or in a queue another search holds), and
+//       no wake-up covers that. It is not an idle worker of Protocol A.
 //
 // Invariants:
 //   IS1 (isolation): a helping wait in region R runs only tasks stamped R:
-//       every take in I3 checks the region first, from memory that outlives
-//       the task (the ring's slot), or from a task it owns (a queue's task,
-//       held under the consumer lock).
-//   IS2 (nothing lost, nothing run twice): a task set aside in I3b goes back
-//       into the queue it came from before the consumer lock's holder runs
-//       anything, so it stays where every other search looks for it, and
-//       its announcement wakes a worker if none is bound to look.
+//       every take in I3 decides on the region first, from memory that
+//       outlives the task (the ring's region slot, kept only if the claim
+//       wins), or from a task it owns (taken back, or held under a queue's
+//       consumer lock); find_in asserts it.
+//   IS2 (nothing lost, nothing run twice, announced): every task I3 takes out
+//       of its way goes back into a ring or queue before the wait runs
+//       anything, and the search reports it (Stole::more), so the pool
+//       notifies (A4): a search that passed the task by while it was out of
+//       sight is then not the last one.
+//   IS3 (progress): a wait in R does not sleep past a task of R that it can
+//       reach: I3 reaches every ring and overflow queue, past any number of
+//       unrelated tasks, and I4's timeout bounds how long a task in flight
+//       can be missed.
 //
 // What it does not promise: a region's wait may still run every task of its
 // region, so a task created inside f that blocks on the wait still
@@ -55,6 +73,8 @@
 // outer one does not run the inner one's tasks (which the inner call's own
 // waits run). A wait inside isolate() for work created outside it is not
 // helped by this thread: with every worker waiting like that, nobody runs it.
+// A wait on a group armed by another worker's wait sleeps on the group's
+// word only (as in H3), so I4's timeout does not apply to it.
 #pragma once
 
 #include <cstdint>
