@@ -81,6 +81,8 @@ const Scenario scenarios[] = {
      &stress::MailboxKit<zap::StdPlatform>::object_pool, &stress::MailboxKit<ChaosPlatform>::object_pool},
     {"helping_wait", "workers wait for groups done from outside or by new work, waits nest; each returns, sees the work",
      &stress::HelpingWaitKit<zap::StdPlatform>::helping_wait, &stress::HelpingWaitKit<ChaosPlatform>::helping_wait},
+    {"isolation", "X waits inside isolate() while blockers of X and unrelated tasks are queued; every wait returns",
+     &stress::HelpingWaitKit<zap::StdPlatform>::isolation, &stress::HelpingWaitKit<ChaosPlatform>::isolation},
     {"rendezvous", "k tasks that wait for each other, from outside or a task, batch or not, lazy or warm; all meet",
      &stress::WorkConservingKit<zap::StdPlatform>::rendezvous, &stress::WorkConservingKit<ChaosPlatform>::rendezvous},
     {"reduce", "float parallel_reduce bitwise equal on 1/2/4 threads, nested, throws; every map once",

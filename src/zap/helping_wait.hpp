@@ -319,12 +319,13 @@ private:
         using Arm = typename Group::Arm;
         using Sleeper = typename Helpers<Platform>::Sleeper;
         Worker& self = *context.worker;
-        const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
         bool is_waking = false;  // an isolated wait never takes a notification, nor the waking role (I4)
         bool armed = false;
         Backoff<Platform> backoff;
         Stole found{nullptr, false};
         while (!group.zero()) {
+            // Read again for every search: a worker that started since holds tasks too.
+            const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
             if (self.find_in(context.region, pool.workers_, started, found)) {  // I3
                 pool.run_found(context, found, is_waking, false, false);  // announces found.more (IS2)
                 backoff = Backoff<Platform>{};
