@@ -140,10 +140,14 @@ zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory
 # until issue 11: there the waker now gives its role back, so the thief is
 # spawned only after the child's push and 100 K random runs found no race
 # (the fence seed is not found there in 200 K either). Since issue 19 the
-# first failing execution (1,136) has the thief claim a slot it reads as
+# first failing execution (1,136) had the thief claim a slot it reads as
 # null, which buffer.hpp's B2 assertion reports (before, a race on a stale
-# task's fields came first, and a null slot crashed the model).
-zap_bite(buffer_push_tail_child sync_2w_2t_child buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert
+# task's fields came first, and a null slot crashed the model). Since issue
+# 20 the ring also writes each slot's region, one more atomic step per slot,
+# and the random scheduler's first failing execution (2,773) is again a race:
+# the thief runs a task whose fields the owner's unpublished writes made
+# (Counted's run count). Same bug, other symptom.
+zap_bite(buffer_push_tail_child sync_2w_2t_child buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed race
          --sched random --iterations 100000)
 zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
 zap_bite(event_post event_notify event.hpp "state_.compare_exchange_weak(previous, value" relaxed race --bound 1)
@@ -181,17 +185,27 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # ---- helping waits (helping_wait_models.cpp, Protocol H of helping_wait.hpp) ----
 # The models run random only, in ZAP_MODEL_RANDOM above (the waiting task's
 # announcement is a spin: no context bound finishes).
-# Each model first shown failing: the helper word's acquire enter (HW1) and
-# release wake (K1, K2) weakened to relaxed let a helper read a count or Sync
-# older than the wake it already slept past: deadlock.
-# (help_new_work's first deadlock is at execution 112,005 of the random
-# scheduler on the merged tree: 300 K; each run stops at its first failure.)
-foreach(name help_done_outside help_new_work help_two_waiters)
-  zap_bite(help_enter_${name} ${name} helping_wait.hpp "word_.fetch_add(bit, std::memory_order_acquire)" relaxed deadlock
-           --sched random --iterations 300000)
+# Each model first shown failing: the helper word's release wake (K2)
+# weakened to relaxed lets a helper read a count older than the wake it
+# already slept past: deadlock, in the models whose group a done() completes.
+# Since issue 20, K1 meets a sleeping helper through two seq_cst fences (the
+# notifier's after its Sync CAS, the helper's after entering its word): each
+# weakened alone deadlocks help_new_work (at execution 6 of the random
+# scheduler). The helper's acquire enter no longer dies in any model: on the
+# helping path the fence right after it acquires the wake it read; it stays
+# for the isolated sleep, which has no fence and whose timeout would hide a
+# missed wake from a model (analysis in model/mutation/analysis.json).
+# (help_new_work's first deadlock with the wake weakened was at execution
+# 112,005 before issue 20; the wake's release is K2's, and help_new_work
+# has no K2.)
+foreach(name help_done_outside help_two_waiters)
   zap_bite(help_wake_${name} ${name} helping_wait.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
            deadlock --sched random --iterations 300000)
 endforeach()
+zap_bite(help_k1_notifier_fence help_new_work helping_wait.hpp "seq_cst);  // K1, the notifier's side" acq_rel deadlock
+         --sched random --iterations 300000)
+zap_bite(help_k1_helper_fence help_new_work helping_wait.hpp "seq_cst);  // K1, the helper's side" acq_rel deadlock
+         --sched random --iterations 300000)
 # The seed's notify, which never wakes a helper (help-notify-no-wake.patch):
 # the only worker sleeps in its wait while the task that completes it is queued.
 # (help_two_waiters: not found in 100 K random runs, both helpers must be

@@ -217,7 +217,7 @@ public:
     static void wake_one(Pool& pool) noexcept {
         // Pairs with the fence in Sleep::sleep() (HW1): either that helper's
         // re-read of Sync sees the caller's CAS, or we see it entered.
-        Platform::fence(std::memory_order_seq_cst);
+        Platform::fence(std::memory_order_seq_cst);  // K1, the notifier's side
         const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
         for (std::uint32_t i = 0; i < std::max(started, 1u); ++i) {  // slot 0: the drain's too
             if (pool.workers_[i].helper.entered()) {
@@ -265,8 +265,10 @@ private:
         bool done() const noexcept { return group.zero(); }
         void sleep() noexcept {
             const std::uint32_t entered = self.helper.enter(Helpers<Platform>::Sleeper::helping);
-            // Pairs with the fence in wake_one() (HW1).
-            Platform::fence(std::memory_order_seq_cst);
+            // Pairs with the fence in wake_one() (HW1). Also the acquire of a
+            // wake that enter() read (K2): enter()'s own acquire is needed only
+            // by the isolated sleep, which has no fence.
+            Platform::fence(std::memory_order_seq_cst);  // K1, the helper's side
             // Both re-reads are ordered after any wake that came before enter() (HW1).
             const Sync sync = pool.load_sync();
             const bool woken = (sync.notified && sync.state == State::pending) || sync.state == State::shutdown;
