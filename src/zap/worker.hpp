@@ -12,6 +12,8 @@
 // newest instead, buffer.hpp step 6, so that it runs its own children
 // first: helping_wait.hpp H2), own overflow queue, the pool's global queue,
 // then every worker in turn (its overflow queue, then half of its ring).
+// A helping wait inside ThreadPool::isolate() searches with find_in instead:
+// only its region's tasks, reached past any others (isolation.hpp I3).
 //
 // A search stops at the first task it finds, and can miss work that is
 // there: a queue whose consumer lock is held by someone else looks empty,
