@@ -181,14 +181,16 @@ TEST(ParallelReduce, NestedOnAPoolOfOneThread) {
     // Each term is itself a reduction: the inner calls fork and wait on the
     // only worker, which helps.
     zap::ThreadPool pool(threads(1));
+    // std::int64_t, not long: the total passes 2^31, and long is 32 bits on Windows (LLP64).
+    using I64 = std::int64_t;
     auto row = [&](int r) {
-        return pool.parallel_reduce(0, 500, 0L, [r](int c) { return static_cast<long>(r) * c; },
-                                    [](long a, long b) { return a + b; });
+        return pool.parallel_reduce(0, 500, I64{0}, [r](int c) { return static_cast<I64>(r) * c; },
+                                    [](I64 a, I64 b) { return a + b; });
     };
-    const long total = pool.submit([&] {
-                               return pool.parallel_reduce(0, 200, 0L, row, [](long a, long b) { return a + b; });
-                           }).get();
-    EXPECT_EQ(total, (199L * 200 / 2) * (499L * 500 / 2));
+    const I64 total = pool.submit([&] {
+                              return pool.parallel_reduce(0, 200, I64{0}, row, [](I64 a, I64 b) { return a + b; });
+                          }).get();
+    EXPECT_EQ(total, (I64{199} * 200 / 2) * (I64{499} * 500 / 2));
 }
 
 TEST(ParallelReduce, ExceptionFromMapIsRethrownAfterEveryCall) {

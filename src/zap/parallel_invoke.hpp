@@ -128,13 +128,14 @@ void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
     enum class Path { pushed, scheduled, not_forked };
     detail::Fork<Platform, B> fork(b);  // J1
     Context* context = own_context();
-    Worker* worker = context != nullptr ? context->worker : nullptr;
+    // Never null on a thread of this pool: the drain works as worker 0 (B5).
+    Worker* const worker = context != nullptr ? context->worker : nullptr;
     Path path = Path::pushed;  // J2
-    if (context != nullptr && Helping::at_help_bound(*context)) {
-        path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
-    } else if (worker == nullptr) {
+    if (context == nullptr) {
         path = Path::scheduled;
         schedule(fork);
+    } else if (Helping::at_help_bound(*context)) {
+        path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
     } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
         path = Path::not_forked;  // the owner's size() errs high only: no overflow below
     } else {

@@ -108,7 +108,6 @@ struct StdPrimitives {
         ::operator delete(p, std::align_val_t{align});
     }
 
-    static constexpr bool recycles_closures = true;  // spawn.hpp's heap tasks: closure_alloc.hpp
     static constexpr std::size_t cache_line = 64;
     static constexpr std::uint32_t ring_capacity = 256;  // the seed's trade-off of space against steal traffic
 
