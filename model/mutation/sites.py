@@ -169,9 +169,13 @@ def _receiver(toks, name_index):
 def find_sites(root, subdir="src/zap"):
     sites = []
     base = os.path.join(root, subdir)
-    for fname in sorted(os.listdir(base)):
-        if not fname.endswith((".hpp", ".h", ".cpp")):
-            continue
+    files = sorted(f for f in os.listdir(base) if f.endswith((".hpp", ".h", ".cpp")))
+    # A helper may be called from another header (helping_wait.hpp calls the
+    # pool's load_sync()): every file's helpers are known everywhere.
+    shared = {}
+    for fname in files:
+        shared.update(_helpers(tokenize(open(os.path.join(base, fname)).read())))
+    for fname in files:
         # The production platforms (linux_, windows_, portable_platform.hpp)
         # are what the model's Relacy platform replaces: no model runs their
         # orderings (Protocol T of portable_platform.hpp is argued there and
@@ -180,7 +184,7 @@ def find_sites(root, subdir="src/zap"):
             continue
         rel = f"{subdir}/{fname}"
         toks = tokenize(open(os.path.join(base, fname)).read())
-        helpers = _helpers(toks)
+        helpers = {**shared, **_helpers(toks)}
         calls = {}
         for i, (t, line) in enumerate(toks):
             m = re.match(r"memory_order_(\w+)$", t)
