@@ -19,7 +19,13 @@
 // a cap: every sleep hands the CPU to whoever needs it, a change of the word
 // ends the sleep at once (futex: the kernel compares it first), and the
 // timeout ends it otherwise.
+//
+// A timed wait (deadline.hpp) passes its deadline, and no sleep then lasts
+// past it: the isolated helping wait's sleep (isolation.hpp I4) under
+// WaitGroup::wait_for.
 #pragma once
+
+#include <zap/deadline.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -34,12 +40,19 @@ public:
     // the waited-for thread has not finished. `word` must stay alive for the
     // call (the caller waits precisely because its owner cannot go yet).
     void pause(typename Platform::template Atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
+        Deadline<Platform> none;
+        pause(word, seen, none);
+    }
+
+    // The same, sleeping no longer than `deadline` allows.
+    void pause(typename Platform::template Atomic<std::uint32_t>& word, std::uint32_t seen,
+               Deadline<Platform>& deadline) noexcept {
         if (spins_ < spin_limit) {
             ++spins_;
             Platform::spin_hint();
             return;
         }
-        Platform::futex_wait(word, seen, &sleep_);  // returns at the timeout, or at once if the word changed
+        deadline.sleep(word, seen, &sleep_);  // returns at the timeout, or at once if the word changed
         sleep_ = std::min(sleep_ * 2, max_sleep);
     }
 

@@ -13,7 +13,11 @@
 // Protocol H (helping wait):
 //   H1. W reads G's count (relaxed: a stale non-zero only costs a search;
 //       H5's re-read is ordered by HW1). Zero: leave (H8); wait() then
-//       acquires the count before returning (step 3 of wait_group.hpp).
+//       acquires the count before returning (step 3 of wait_group.hpp). A
+//       timed wait (WaitGroup::wait_for, wait_group.hpp step 5) also leaves
+//       once its deadline has passed (deadline.hpp): it looks here, before
+//       every search, so between two tasks; a task it has started runs to
+//       its end, and the wait returns that much later.
 //   H2. W searches for a task in worker.hpp's order - its own ring first,
 //       newest task first (buffer.hpp step 6: the children it scheduled just
 //       before waiting, so nested waits follow the program's recursion), then
@@ -33,7 +37,10 @@
 //   H3. Nothing found: W arms G, once per wait: it names H in G's helper
 //       slot (CAS null -> &H; a slot that names another word makes W wait as
 //       an outside thread, like the depth bound) and sets HELPERS in G's word
-//       (CAS, release), unless the count is zero (then H1).
+//       (CAS, release), unless the count is zero (then H1). A slot that
+//       names H already was armed by an outer wait of this worker on G (a
+//       task that the outer wait runs waits on G too): the nested wait
+//       sleeps on H as that one does, and leaves the disarming to it (H8).
 //   H4. W waits through the same wait() as an idle worker (A5), but is not
 //       counted idle: if `notified` is set and nobody is bound to look for
 //       it (state pending: no worker signaled, none waking), or W itself
@@ -46,8 +53,10 @@
 //   H5. To sleep, W enters H: fetch_add(1) (acquire) returns the word value
 //       v it will sleep on; then a seq_cst fence (HW1). Then it re-reads G's
 //       count and Sync: zero, a notification for it (as in H4) or shutdown
-//       -> leave H without sleeping. Else futex_wait(H, v). After the futex
-//       (woken, spurious or not), W leaves H (fetch_sub 1) and loops in H4.
+//       -> leave H without sleeping. Else futex_wait(H, v), for no longer
+//       than a timed wait's deadline leaves. After the futex (woken,
+//       spurious, timed out or not), W leaves H (fetch_sub 1) and loops in
+//       H4, which leaves the wait once the deadline has passed (H1).
 //   H6. After shutdown W acquires Sync (pairs with shutdown()'s CAS, so it
 //       sees every task scheduled before), searches again (H2, the global
 //       queue included), and with nothing found sleeps on H (H5 without the
@@ -73,8 +82,11 @@
 //       with notify(is_waking) before returning, so the work it was woken
 //       for is not stranded (P4). Found by TLC (tla/Help.tla, HelpWork)
 //       when the first version cleared the debt after any search. A W that
-//       armed G clears the slot if it still names H (CAS &H -> null), after
-//       G's count is zero and WAKING clear.
+//       armed G disarms it (wait_group.hpp step 5, T3): once G's count is
+//       zero and WAKING clear it clears the slot (CAS &H -> null); a timed
+//       W whose deadline passed first takes HELPERS back (CAS, only while
+//       the count is not zero), then clears the slot, so G is as before the
+//       wait and the next wait, on any worker, may arm it.
 //
 // Invariants:
 //   HW1 (no lost wake-up): a helper never sleeps through a wake that
@@ -97,9 +109,10 @@
 //       (H2), or re-posts it (H8).
 //   HW3 (G's slot): while HELPERS is set the slot names a live worker's H:
 //       workers live as long as the pool, every helper that armed G is
-//       inside G's wait() until G's count is zero and WAKING is clear, its
-//       pool cannot be joined meanwhile (the helper is one of its tasks), and
-//       only such a returning helper clears the slot.
+//       inside G's wait() until G's count is zero and WAKING is clear, or
+//       until it has taken HELPERS back (T3a of wait_group.hpp), its pool
+//       cannot be joined meanwhile (the helper is one of its tasks), and
+//       only such a returning helper clears the slot, after HELPERS is clear.
 //
 // What the pool does not promise (docs/helping_wait.md): a helping wait may
 // run other tasks of the pool, not only the waiter's descendants (it
@@ -119,6 +132,7 @@
 
 #include <zap/backoff.hpp>
 #include <zap/config.hpp>
+#include <zap/deadline.hpp>
 #include <zap/sync.hpp>
 
 #include <algorithm>
@@ -154,11 +168,13 @@ public:
         return word_.fetch_add(bit, std::memory_order_acquire) + bit;
     }
 
-    // H5: sleeps while the word still holds `entered`.
-    void sleep(std::uint32_t entered) noexcept { Platform::futex_wait(word_, entered, nullptr); }
+    // H5: sleeps while the word still holds `entered`, until the deadline at most.
+    void sleep(std::uint32_t entered, Deadline<Platform>& deadline) noexcept { deadline.sleep(word_, entered); }
 
-    // I4: sleeps while the word still holds `entered`, for the backoff's next timeout at most.
-    void sleep(std::uint32_t entered, Backoff<Platform>& backoff) noexcept { backoff.pause(word_, entered); }
+    // I4: the same, for the backoff's next timeout at most.
+    void sleep(std::uint32_t entered, Backoff<Platform>& backoff, Deadline<Platform>& deadline) noexcept {
+        backoff.pause(word_, entered, deadline);
+    }
 
     // H5: withdraws the sleeper entered by enter().
     void leave(Sleeper sleeper) noexcept {
@@ -201,15 +217,20 @@ class HelpingWait<BasicThreadPool<Platform>> {
     using Group = BasicWaitGroup<Platform>;
 
 public:
-    // Context::help. Returns the helper word it armed the group with, or null.
-    static Helpers<Platform>* help(Context& context, Group& group) noexcept {
+    // Context::help. Returns the helper word this wait armed the group with
+    // (the caller disarms it, H8), or null.
+    static Helpers<Platform>* help(Context& context, Group& group, Deadline<Platform>& deadline) noexcept {
         Pool& pool = *static_cast<Pool*>(const_cast<void*>(context.pool));
         if (at_help_bound(context)) return nullptr;  // H2: the depth bound
         context.help_depth += 1;
-        const bool armed =
-            context.region != 0 ? help_isolated(pool, context, group) : help_until_zero(pool, context, group);
+        Arming arming{group, context.worker->helper};
+        if (context.region != 0) {
+            help_isolated(pool, context, arming, deadline);
+        } else {
+            help_until_zero(pool, context, arming, deadline);
+        }
         context.help_depth -= 1;
-        return armed ? &context.worker->helper : nullptr;
+        return arming.owner ? &context.worker->helper : nullptr;
     }
 
     // H7 (K1), from notify_slow(): it left `notified` set with nobody idle to
@@ -252,17 +273,41 @@ private:
         return static_cast<std::uint32_t>(levels);
     }
 
-    // H4-H5: a helping waiter's sleep, done once the group's count is zero;
-    // sleeps on its own worker's helper word, re-reading the count and Sync
-    // after entering it. After shutdown (H6) Sync is not watched: only the
-    // count wakes. A helper is not counted idle in Sync (H4).
+    // H3, once per wait, and who disarms (H8).
+    struct Arming {
+        Group& group;
+        Helpers<Platform>& word;
+        bool tried = false;  // arm() was called
+        bool owner = false;  // this wait named its word in the slot: it disarms
+
+        // Arms the group (once: the caller looks at `tried`); false when the
+        // slot names another word (the caller then waits as an outside thread).
+        bool arm() noexcept {
+            tried = true;
+            const typename Group::Arm arm = group.arm(word);
+            owner = arm == Group::Arm::armed;
+            return arm != Group::Arm::foreign;
+        }
+    };
+
+    // H1: the wait goes on while the count is not zero and the deadline has not passed.
+    static bool waiting(Group& group, Deadline<Platform>& deadline) noexcept {
+        return !group.zero() && !deadline.passed();
+    }
+
+    // H4-H5: a helping waiter's sleep, done once the group's count is zero
+    // or the deadline has passed; sleeps on its own worker's helper word,
+    // re-reading the count and Sync after entering it. After shutdown (H6)
+    // Sync is not watched: only the count (and the deadline) wakes. A helper
+    // is not counted idle in Sync (H4).
     struct Sleep {
         Pool& pool;
         Worker& self;
         Group& group;
+        Deadline<Platform>& deadline;
         bool after_shutdown = false;
         static constexpr bool counts_idle = false;
-        bool done() const noexcept { return group.zero(); }
+        bool done() const noexcept { return !waiting(group, deadline); }
         void sleep() noexcept {
             const std::uint32_t entered = self.helper.enter(Helpers<Platform>::Sleeper::helping);
             // Pairs with the fence in wake_one() (HW1). Also the acquire of a
@@ -272,21 +317,20 @@ private:
             // Both re-reads are ordered after any wake that came before enter() (HW1).
             const Sync sync = pool.load_sync();
             const bool woken = (sync.notified && sync.state == State::pending) || sync.state == State::shutdown;
-            if (!group.zero() && (after_shutdown || !woken)) self.helper.sleep(entered);
+            if (!group.zero() && (after_shutdown || !woken)) self.helper.sleep(entered, deadline);
             self.helper.leave(Helpers<Platform>::Sleeper::helping);
         }
     };
 
-    // H1-H6 and H8's re-post. True when it called group.arm().
-    static bool help_until_zero(Pool& pool, Context& context, Group& group) noexcept {
-        using Arm = typename Group::Arm;
+    // H1-H6 and H8's re-post.
+    static void help_until_zero(Pool& pool, Context& context, Arming& arming, Deadline<Platform>& deadline) noexcept {
         Worker& self = *context.worker;
+        Group& group = arming.group;
         bool is_waking = false;
         bool owes = false;  // consumed a notification and has not found the queues empty since (H8)
-        bool armed = false;
         bool shut_down = false;
         Stole found;
-        while (!group.zero()) {  // H1
+        while (waiting(group, deadline)) {  // H1
             if (pool.find(self, found, true, owes || shut_down)) {  // H2
                 // A waking helper always hands its role on (no A4 give-back:
                 // tla/Help.tla models the helper that way).
@@ -294,14 +338,13 @@ private:
                 continue;
             }
             owes = false;  // searched everything after the notification (as a worker's A4 loop does)
-            if (!armed) {  // H3
-                armed = true;
-                if (group.arm(self.helper) == Arm::foreign) break;
+            if (!arming.tried) {  // H3
+                if (!arming.arm()) break;
                 continue;
             }
             if (shut_down) {
-                Sleep{pool, self, group, true}.sleep();  // H6
-            } else if (pool.wait(is_waking, Sleep{pool, self, group})) {  // H4-H5
+                Sleep{pool, self, group, deadline, true}.sleep();  // H6
+            } else if (pool.wait(is_waking, Sleep{pool, self, group, deadline})) {  // H4-H5
                 owes = true;
             } else {
                 // Synchronizes with shutdown()'s CAS: the search that follows
@@ -310,22 +353,20 @@ private:
             }
         }
         if (owes || is_waking) pool.notify({.is_waking = is_waking});  // H8
-        return armed;
     }
 
-    // isolation.hpp I3-I4: runs its region's tasks until the count is zero;
-    // finding none, it sleeps on its helper word, armed in the group (K2),
-    // until the group's last done() wakes it or the backoff's timeout ends
-    // the sleep, and searches again. True when it called group.arm().
-    static bool help_isolated(Pool& pool, Context& context, Group& group) noexcept {
-        using Arm = typename Group::Arm;
+    // isolation.hpp I3-I4: runs its region's tasks until the count is zero
+    // (or the deadline has passed); finding none, it sleeps on its helper
+    // word, armed in the group (K2), until the group's last done() wakes it
+    // or the backoff's timeout ends the sleep, and searches again.
+    static void help_isolated(Pool& pool, Context& context, Arming& arming, Deadline<Platform>& deadline) noexcept {
         using Sleeper = typename Helpers<Platform>::Sleeper;
         Worker& self = *context.worker;
+        Group& group = arming.group;
         bool is_waking = false;  // an isolated wait never takes a notification, nor the waking role (I4)
-        bool armed = false;
         Backoff<Platform> backoff;
         Stole found{nullptr, false};
-        while (!group.zero()) {
+        while (waiting(group, deadline)) {
             // Read again for every search: a worker that started since holds tasks too.
             const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
             if (self.find_in(context.region, pool.workers_, started, found)) {  // I3
@@ -334,16 +375,14 @@ private:
                 continue;
             }
             if (found.more) pool.notify();  // IS2: tasks moved, none of them ours
-            if (!armed) {
-                armed = true;
-                if (group.arm(self.helper) == Arm::foreign) break;
+            if (!arming.tried) {
+                if (!arming.arm()) break;
                 continue;
             }
             const std::uint32_t entered = self.helper.enter(Sleeper::isolated);  // I4
-            if (!group.zero()) self.helper.sleep(entered, backoff);  // HW1 as for H5, for K2
+            if (!group.zero()) self.helper.sleep(entered, backoff, deadline);  // HW1 as for H5, for K2
             self.helper.leave(Sleeper::isolated);
         }
-        return armed;
     }
 };
 

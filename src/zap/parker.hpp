@@ -46,12 +46,13 @@
 // that lives as long as its thread, or one the waker reaches under a lock
 // that the owner takes before destroying it, as BasicMailbox does).
 //
-// Deadlines are measured on std::chrono::steady_clock. A model Platform
-// decides by itself when a timed futex_wait times out, and its tests pass
-// timeouts long enough that the clock never expires first.
+// Deadlines are measured on std::chrono::steady_clock, and a timed
+// futex_wait that reports a timeout ends one too (deadline.hpp: that is how
+// a model Platform's timeouts reach park_for).
 #pragma once
 
 #include <zap/assert.hpp>
+#include <zap/deadline.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -77,11 +78,10 @@ public:
     // Steps 1 to 3: true when a token was taken, false on timeout.
     bool park_for(std::chrono::nanoseconds timeout) noexcept {
         if (announce()) return true;
-        const Clock::time_point deadline = deadline_after(timeout);
+        detail::Deadline<Platform> deadline = detail::Deadline<Platform>::after(timeout);
         for (;;) {
-            const auto remaining = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
-            const bool woke = remaining.count() > 0 && Platform::futex_wait(state_, parked, &remaining);
-            if (!woke || Clock::now() >= deadline) {
+            deadline.sleep(state_, parked);
+            if (deadline.passed()) {
                 // Step 3; acquire synchronizes with the release swap of a late unpark() (P2, P3).
                 return state_.exchange(empty, std::memory_order_acquire) == notified;
             }
@@ -96,8 +96,6 @@ public:
     }
 
 private:
-    using Clock = std::chrono::steady_clock;
-
     static constexpr std::uint32_t empty = 0;
     static constexpr std::uint32_t notified = 1;
     static constexpr std::uint32_t parked = empty - 1;
@@ -115,13 +113,6 @@ private:
         std::uint32_t expected = notified;
         // Acquire synchronizes with the release swap of the unpark() that woke us (P2).
         return state_.compare_exchange_strong(expected, empty, std::memory_order_acquire, std::memory_order_relaxed);
-    }
-
-    // now + timeout, saturating instead of overflowing for huge timeouts.
-    static Clock::time_point deadline_after(std::chrono::nanoseconds timeout) noexcept {
-        const Clock::time_point now = Clock::now();
-        const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::time_point::max() - now);
-        return timeout >= room ? Clock::time_point::max() : now + timeout;
     }
 
     typename Platform::template Atomic<std::uint32_t> state_{empty};

@@ -35,6 +35,7 @@
 //   changed word and the waiter does not sleep.
 #pragma once
 
+#include <zap/deadline.hpp>
 #include <zap/std_primitives.hpp>
 
 #include <chrono>
@@ -74,7 +75,6 @@ public:
     }
 
 private:
-    using Clock = std::chrono::steady_clock;
     static constexpr std::size_t buckets = 64;
 
     struct Bucket {
@@ -89,12 +89,6 @@ private:
         return table[(reinterpret_cast<std::uintptr_t>(address) / sizeof(std::uint32_t)) % buckets];
     }
 
-    // now + timeout, saturating instead of overflowing for huge timeouts.
-    static Clock::time_point deadline_after(std::chrono::nanoseconds timeout) noexcept {
-        const Clock::time_point now = Clock::now();
-        const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::time_point::max() - now);
-        return timeout >= room ? Clock::time_point::max() : now + timeout;
-    }
 };
 
 }  // namespace detail

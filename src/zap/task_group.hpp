@@ -32,6 +32,13 @@
 //   7. After step 3's wait, and before it rethrows, wait() resets a
 //      canceled group (C5): the next round starts uncanceled, with a fresh
 //      stop_source if a token is asked for again.
+//   8. wait_for(timeout): step 3 with a timeout (WaitGroup::wait_for,
+//      wait_group.hpp step 5). True: every child run so far is done, and it
+//      ends as wait() does - step 7's reset, then the first exception
+//      rethrown. False: children are still running, and the group is as it
+//      was: still canceled if it was, its exceptions kept for the wait that
+//      ends the round; run(), cancel(), wait() and wait_for() may follow.
+//      wait_for(0) polls. The destructor still waits for every child (5).
 //
 // A group may be reused: after wait() returns or throws, run() may add new
 // children; each wait() reports the first exception thrown since the
@@ -49,6 +56,7 @@
 #include <zap/wait_depth.hpp>
 #include <zap/wait_group.hpp>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -99,6 +107,24 @@ public:
     // Steps 3 and 7.
     void wait() {
         wait_for_children();
+        end_round();
+    }
+
+    // Step 8: false on timeout, the children still running.
+    bool wait_for(std::chrono::nanoseconds timeout) {
+        if (!wait_for_children(timeout)) return false;
+        end_round();
+        return true;
+    }
+
+    // Step 6.
+    void cancel() noexcept { cancellation_.cancel(); }
+    bool is_canceled() const noexcept { return cancellation_.is_canceled(); }
+    std::stop_token stop_token() const noexcept { return cancellation_.token(); }
+
+private:
+    // Step 7, after a wait that saw every child done.
+    void end_round() {
         cancellation_.reset();
         try {
             errors_->rethrow_if_any();
@@ -108,12 +134,6 @@ public:
         }
     }
 
-    // Step 6.
-    void cancel() noexcept { cancellation_.cancel(); }
-    bool is_canceled() const noexcept { return cancellation_.is_canceled(); }
-    std::stop_token stop_token() const noexcept { return cancellation_.token(); }
-
-private:
     // What a child tells its group once its heap task is freed (step 2).
     struct Finished {
         BasicTaskGroup& group;
@@ -143,6 +163,11 @@ private:
     void wait_for_children() noexcept {
         const detail::WaitDepth::Guard counted;
         pending_.wait();
+    }
+
+    bool wait_for_children(std::chrono::nanoseconds timeout) noexcept {
+        const detail::WaitDepth::Guard counted;
+        return pending_.wait_for(timeout);
     }
 
     BasicThreadPool<Platform>& pool_;

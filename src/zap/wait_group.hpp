@@ -26,19 +26,68 @@
 //      worker and nothing left to run, the depth bound, a group armed by
 //      another pool), or off the pool, wait() sets WAITERS and sleeps on
 //      this word until the count is zero: no timeout, no polling.
+//   5. wait_for(timeout) is wait() with a deadline (deadline.hpp): it
+//      returns true where wait() returns, and false once the deadline has
+//      passed while the count is not zero. The children keep running; the
+//      group is left as it was before the call, ready for another wait and
+//      for the last done(). Its steps:
+//      T1. Waiting: on a thread running a task of a pool, the helping wait
+//          of step 4, which looks at the deadline between two tasks and
+//          sleeps on its helper word for the time left at most (helping_
+//          wait.hpp H1, H5); off the pool, or where the pool cannot help,
+//          the outside wait of step 4, sleeping on this word for the time
+//          left at most. A deadline that has passed already (timeout 0)
+//          makes a poll: nothing run, no sleep.
+//      T2. An outside wait that reads a non-zero count once the deadline
+//          has passed returns false. A WAITERS bit it set stays: other
+//          threads may sleep under it, and a stale one costs the last
+//          done() one futex wake of a word nobody sleeps on (W2).
+//      T3. A helping wait that armed the group (H3: its worker's word in
+//          the slot, HELPERS set unless the count was zero) disarms it
+//          whatever ended its wait. It reads the word, and
+//          a. count not zero: it takes HELPERS back with a CAS that expects
+//             the count it read. On the same word as step 2's CAS, so one
+//             of the two comes first: if this one, no done() of this round
+//             reads the slot any more (only the one that swaps HELPERS
+//             does), and it clears the slot (CAS &H -> null) and returns
+//             false. If the CAS fails, it reads again;
+//          b. count zero: the last done() has happened - it swapped HELPERS
+//             for WAKING and is waking this waiter's word, or will not read
+//             the slot at all (HELPERS was never set). As in step 3, it
+//             waits until WAKING is clear, then clears the slot and returns
+//             true, deadline or not.
+//      T4. A nested wait of the same worker on a group its outer wait armed
+//          (H3: the slot names its word already) leaves the group to that
+//          outer wait: it returns as an outside wait does (T2, step 3).
 //
-// Invariant W1: no done() touches the group after it reads zero with WAKING
-// clear; so is_done() (count zero, WAKING clear) means the group may go.
+// Invariants:
+//   W1: no done() touches the group after it reads zero with WAKING clear;
+//       so is_done() (count zero, WAKING clear) means the group may go, and
+//       so may it after wait() or a wait_for() that returned true: both
+//       return only after reading exactly that (step 3, T3b).
+//   W2 (a timeout leaves the group as it was): wait_for() returns false
+//       only after reading a non-zero count, and only with its arming
+//       undone - HELPERS taken back by its own CAS (T3a, which a done()
+//       that takes the count to zero cannot pass: the word it expects has
+//       changed) and the slot empty - so the last done() touches no helper
+//       word for it (HW3: the word's worker may be gone by then, pool and
+//       all), and the next wait arms the group afresh. Only WAITERS may
+//       stay set (T2).
 //
 // Reuse: add() after the count reached zero starts a new round; it must come
-// after every wait() of the previous round has returned.
+// after every wait() of the previous round has returned. After wait_for()
+// returned false the round goes on: its children still call done() on the
+// group, which must live until it is done (wait(), a wait_for() that returns
+// true, or is_done()).
 #pragma once
 
 #include <zap/assert.hpp>
 #include <zap/backoff.hpp>
+#include <zap/deadline.hpp>
 #include <zap/helping_wait.hpp>
 #include <zap/worker.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 
@@ -48,6 +97,7 @@ template <class Platform>
 class BasicWaitGroup {
 public:
     using Helpers = detail::Helpers<Platform>;
+    using Deadline = detail::Deadline<Platform>;
 
     BasicWaitGroup() noexcept = default;
     BasicWaitGroup(const BasicWaitGroup&) = delete;
@@ -87,10 +137,14 @@ public:
 
     // Steps 3 and 4.
     void wait() noexcept {
-        auto* context = detail::Context<Platform>::current();
-        Helpers* const armed = context != nullptr ? context->help(*context, *this) : nullptr;
-        sleep_until_done();
-        if (armed != nullptr) disarm(*armed);
+        Deadline none;
+        wait_until(none);
+    }
+
+    // Step 5: true once the count is zero (as wait()), false on timeout.
+    bool wait_for(std::chrono::nanoseconds timeout) noexcept {
+        Deadline deadline = Deadline::after(timeout);
+        return wait_until(deadline);
     }
 
     // True once every add() has been matched by a done(), and the group may be destroyed.
@@ -108,19 +162,21 @@ public:
         return (state_.load(std::memory_order_relaxed) & count_mask) == 0;
     }
 
-    enum class Arm { armed, zero, foreign };
+    enum class Arm { armed, nested, foreign };
 
-    // H3: the last done() will wake `word`. `foreign`: the slot names another
-    // pool's word; the caller then waits as an outside thread.
+    // H3: the last done() will wake `word`. `armed`: this call named the word
+    // in the slot (and set HELPERS unless the count was zero), so the caller
+    // disarms (T3). `nested`: an outer wait of the same worker did (T4).
+    // `foreign`: the slot names another worker's word; the caller then waits
+    // as an outside thread.
     Arm arm(Helpers& word) noexcept {
         Helpers* named = nullptr;
         // Only the helper's own word goes in; ordered for done() by the release CAS below.
-        if (!slot_.compare_exchange_strong(named, &word, std::memory_order_relaxed, std::memory_order_relaxed) &&
-            named != &word)
-            return Arm::foreign;
+        if (!slot_.compare_exchange_strong(named, &word, std::memory_order_relaxed, std::memory_order_relaxed))
+            return named == &word ? Arm::nested : Arm::foreign;
         std::uint32_t state = state_.load(std::memory_order_relaxed);  // a guess for the CAS
         for (;;) {
-            if ((state & count_mask) == 0) return Arm::zero;
+            if ((state & count_mask) == 0) return Arm::armed;  // H1 sees the zero; T3b disarms
             if ((state & helpers) != 0) return Arm::armed;  // the CAS that set it ordered the slot (HW3)
             // Release: synchronizes with the last done()'s acquire CAS, which
             // then reads &word from the slot (HW3).
@@ -131,18 +187,28 @@ public:
     }
 
 private:
+    // Steps 3-5: helps on a thread of a pool (T1), then disarms (T3) or
+    // waits as an outside thread (T2).
+    bool wait_until(Deadline& deadline) noexcept {
+        auto* context = detail::Context<Platform>::current();
+        Helpers* const armed = context != nullptr ? context->help(*context, *this, deadline) : nullptr;
+        return armed != nullptr ? disarm(*armed, deadline) : sleep_until_done(deadline);
+    }
+
     // Step 3, and step 4's outside wait: sleeps on the word until the count is
-    // zero, then waits for WAKING to clear (W1).
-    void sleep_until_done() noexcept {
+    // zero, then waits for WAKING to clear (W1) and returns true; false once
+    // the deadline has passed with the count not zero (T2).
+    bool sleep_until_done(Deadline& deadline) noexcept {
         detail::Backoff<Platform> backoff;
         for (;;) {
             // Synchronizes with the release CAS of every done() (step 2).
             const std::uint32_t state = state_.load(std::memory_order_acquire);
             if ((state & count_mask) == 0) {
-                if ((state & waking) == 0) return;
+                if ((state & waking) == 0) return true;
                 backoff.pause(state_, state);  // W1: the last done() is still waking (it may be preempted)
                 continue;
             }
+            if (deadline.passed()) return false;  // T2 (W2)
             if ((state & waiters) == 0) {
                 std::uint32_t expected = state;
                 // Announces a sleeper to done(); publishes nothing.
@@ -150,15 +216,31 @@ private:
                                              std::memory_order_relaxed);
                 continue;
             }
-            Platform::futex_wait(state_, state, nullptr);
+            deadline.sleep(state_, state);
         }
     }
 
-    // H8: called by a helper that called arm(), once the count is zero and WAKING clear.
-    void disarm(Helpers& word) noexcept {
+    // H8 and T3: the helper whose arm() named `word` takes it back, once the
+    // count is zero (true) or the deadline has passed (false).
+    bool disarm(Helpers& word, Deadline& deadline) noexcept {
+        std::uint32_t state = state_.load(std::memory_order_relaxed);  // a guess for the CAS
+        bool completed = false;
+        for (;;) {
+            if ((state & count_mask) == 0) {
+                completed = sleep_until_done(deadline);  // T3b: true, once WAKING is clear (W1)
+                break;
+            }
+            ZAP_ASSERT((state & helpers) != 0, "internal: a wait that armed the group finds HELPERS clear (T3)");
+            // T3a: against the CAS of step 2 on this word: if this one comes
+            // first, no done() reads the slot; publishes nothing (W2).
+            if (state_.compare_exchange_weak(state, state & ~helpers, std::memory_order_relaxed,
+                                             std::memory_order_relaxed))
+                break;
+        }
         Helpers* named = &word;
-        // Orders nothing: no done() of this round reads the slot any more (W1, HW3).
+        // Orders nothing: no done() of this round reads the slot any more (W1, W2, HW3).
         slot_.compare_exchange_strong(named, nullptr, std::memory_order_relaxed, std::memory_order_relaxed);
+        return completed;
     }
 
     static constexpr std::uint32_t count_mask = (1u << 29) - 1;

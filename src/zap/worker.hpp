@@ -37,6 +37,7 @@
 
 #include <zap/batch.hpp>
 #include <zap/buffer.hpp>
+#include <zap/deadline.hpp>
 #include <zap/helping_wait.hpp>
 #include <zap/isolation.hpp>
 #include <zap/queue.hpp>
@@ -61,11 +62,12 @@ struct Context {
     const void* pool;
     Worker<Platform>* worker;  // the drain's: worker 0's slot (thread_pool.hpp B5)
     // Protocol H (helping_wait.hpp): runs this pool's tasks on the calling
-    // thread until the group's count is zero, sleeping where new work and the
-    // count wake it; returns earlier when it cannot help (the group then
-    // sleeps as outside the pool). Returns the helper word it armed the group
-    // with, or null. Lets WaitGroup help without knowing the pool's type.
-    Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&) noexcept;
+    // thread until the group's count is zero or the deadline has passed,
+    // sleeping where new work and the count wake it; returns earlier when it
+    // cannot help (the group then sleeps as outside the pool). Returns the
+    // helper word this wait armed the group with (it disarms, H8), or null.
+    // Lets WaitGroup help without knowing the pool's type.
+    Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&, Deadline<Platform>&) noexcept;
     // H2's depth bound: helping waits may nest this deep on this thread.
     std::uint32_t help_bound;
     // Helping waits running a task on this thread: a worker's, or the

@@ -1,0 +1,412 @@
+// WaitGroup::wait_for and TaskGroup::wait_for (wait_group.hpp step 5,
+// task_group.hpp step 8): timed waits, from outside the pool and on its
+// workers, where they help as wait() does.
+//
+// Every wait that a bug could leave asleep has a watchdog: a lost wake-up is
+// a failed check after the watchdog's timeout, never a hung test. The
+// watchdog is far above any scheduling delay; no check measures speed.
+#include <zap/zap.hpp>
+
+#include <gtest/gtest.h>
+
+#include "rounds.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto watchdog = 10s;
+
+// Blocks its callers until opened.
+class Gate {
+public:
+    void open() {
+        open_.store(true);
+        open_.notify_all();
+    }
+    void pass() const { open_.wait(false); }
+
+private:
+    std::atomic<bool> open_{false};
+};
+
+// Waits (sleeping) until `flag` is set, for the watchdog at most.
+bool eventually(const std::atomic<bool>& flag) {
+    const auto until = Clock::now() + watchdog;
+    while (!flag.load()) {
+        if (Clock::now() > until) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+// A wait that a done() must end: true when it returned true before the
+// watchdog (a wait that missed its wake-up returns only at the watchdog).
+template <class Group>
+bool woken(Group& group) {
+    const auto start = Clock::now();
+    return group.wait_for(watchdog) && Clock::now() - start < watchdog;
+}
+
+// Runs `f` on a worker of `pool` and returns when it has returned.
+template <class F>
+void on_worker(zap::ThreadPool& pool, F f) {
+    std::atomic<bool> finished{false};
+    pool.spawn([&] {
+        f();
+        finished = true;
+    });
+    ASSERT_TRUE(eventually(finished)) << "the task on the worker did not finish";
+}
+
+}  // namespace
+
+// ---- WaitGroup, outside the pool (T2) -----------------------------------------
+
+TEST(WaitGroupWaitFor, OutsideReturnsTrueOnceTheLastDoneCame) {
+    zap::WaitGroup group;
+    group.add(2);
+    std::thread doer([&] {
+        std::this_thread::sleep_for(5ms);
+        group.done();
+        group.done();
+    });
+    EXPECT_TRUE(group.wait_for(watchdog));
+    EXPECT_TRUE(group.is_done());
+    doer.join();
+}
+
+TEST(WaitGroupWaitFor, OutsideTimesOutWhileTheCountIsNotZero) {
+    zap::WaitGroup group;
+    group.add(1);
+    EXPECT_FALSE(group.wait_for(20ms));
+    EXPECT_FALSE(group.is_done());
+    group.done();
+    EXPECT_TRUE(group.wait_for(0ns));  // done since: a poll says so
+    group.wait();
+}
+
+TEST(WaitGroupWaitFor, ZeroAndNegativeTimeoutsPoll) {
+    zap::WaitGroup group;
+    EXPECT_TRUE(group.wait_for(0ns));  // nothing added: done
+    group.add(1);
+    EXPECT_FALSE(group.wait_for(0ns));
+    EXPECT_FALSE(group.wait_for(-5s));
+    group.done();
+    EXPECT_TRUE(group.wait_for(-5s));
+}
+
+TEST(WaitGroupWaitFor, OutsideRepeatedTimeoutsThenSuccess) {
+    // A WAITERS bit left by the timed-out waits (T2) must not keep the next
+    // wait from being woken, nor the last done() from finishing.
+    zap::WaitGroup group;
+    group.add(1);
+    for (int i = 0; i < 5; ++i) EXPECT_FALSE(group.wait_for(1ms));
+    std::thread doer([&] {
+        std::this_thread::sleep_for(5ms);
+        group.done();
+    });
+    EXPECT_TRUE(woken(group));
+    doer.join();
+}
+
+TEST(WaitGroupWaitFor, HugeTimeoutsDoNotOverflow) {
+    zap::WaitGroup group;
+    group.add(1);
+    std::thread doer([&] {
+        std::this_thread::sleep_for(5ms);
+        group.done();
+    });
+    EXPECT_TRUE(group.wait_for(std::chrono::nanoseconds::max()));
+    doer.join();
+}
+
+TEST(WaitGroupWaitFor, DestroyedRightAfterATrueWaitForRacingTheLastDone) {
+    // Short timeouts, so that many of them end while the last done() runs:
+    // wait_for() returns true only after that done() cleared WAKING (W1); a
+    // done() still touching the group after it is freed is a use after free
+    // under AddressSanitizer.
+    const int rounds = zap_test::rounds(1000);
+    for (int round = 0; round < rounds; ++round) {
+        auto group = std::make_unique<zap::WaitGroup>();
+        group->add(1);
+        std::thread doer([raw = group.get()] { raw->done(); });
+        while (!group->wait_for(std::chrono::microseconds{round % 7})) {
+        }
+        group.reset();
+        doer.join();
+    }
+}
+
+// ---- WaitGroup on a worker: the helping wait with a deadline (T1, T3) ----------
+
+TEST(WaitGroupWaitFor, OnTheOnlyWorkerItRunsTheChildrenItScheduled) {
+    // max_threads 1: nobody but the waiter can run the children, so a
+    // wait_for that did not help would time out.
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    const std::thread::id test_thread = std::this_thread::get_id();
+    on_worker(pool, [&] {
+        zap::WaitGroup group;
+        std::atomic<int> ran{0};
+        std::atomic<bool> elsewhere{false};
+        const std::thread::id waiter = std::this_thread::get_id();
+        group.add(16);
+        for (int i = 0; i < 16; ++i) pool.spawn([&] {
+            if (std::this_thread::get_id() != waiter) elsewhere = true;
+            ran++;
+            group.done();
+        });
+        EXPECT_TRUE(group.wait_for(watchdog));
+        EXPECT_EQ(ran.load(), 16);
+        EXPECT_FALSE(elsewhere.load());
+        EXPECT_NE(waiter, test_thread);
+    });
+}
+
+TEST(WaitGroupWaitFor, ZeroOnAWorkerPollsWithoutRunningAnything) {
+    // A poll runs no task: the child queued in the waiter's own ring is
+    // still there after wait_for(0), and a later wait_for runs it.
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    on_worker(pool, [&] {
+        zap::WaitGroup group;
+        std::atomic<bool> ran{false};
+        group.add(1);
+        pool.spawn([&] {
+            ran = true;
+            group.done();
+        });
+        EXPECT_FALSE(group.wait_for(0ns));
+        EXPECT_FALSE(ran.load());
+        EXPECT_TRUE(group.wait_for(watchdog));
+        EXPECT_TRUE(ran.load());
+    });
+}
+
+TEST(WaitGroupWaitFor, TimeoutOnAWorkerLeavesTheChildRunningAndTheGroupReusable) {
+    // The waiter's helping wait arms the group (H3), sleeps on its helper
+    // word and times out: it must disarm (T3a), return false with the child
+    // still running, and be woken by the child's done() in the waits that
+    // follow on the same worker (a slot still naming its word would make the
+    // next wait a nested one that no done() wakes: T4).
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    Gate gate;
+    std::atomic<bool> child_started{false}, child_finished{false};
+    on_worker(pool, [&] {
+        zap::WaitGroup group;
+        group.add(1);
+        pool.spawn([&] {
+            child_started = true;
+            gate.pass();
+            child_finished = true;
+            group.done();
+        });
+        // The other worker steals the child (this one spins, running nothing).
+        ASSERT_TRUE(eventually(child_started));
+        for (int i = 0; i < 3; ++i) EXPECT_FALSE(group.wait_for(5ms));
+        EXPECT_FALSE(child_finished.load());
+        EXPECT_FALSE(group.is_done());
+        std::thread opener([&] {
+            std::this_thread::sleep_for(5ms);
+            gate.open();
+        });
+        EXPECT_TRUE(woken(group));
+        EXPECT_TRUE(child_finished.load());
+        opener.join();
+    });
+}
+
+TEST(WaitGroupWaitFor, ATimedOutGroupMayOutliveThePool) {
+    // A worker's wait_for times out, its task ends, the pool is destroyed;
+    // the group's last done() comes afterwards. The group must not still
+    // name the freed worker's helper word (W2): under AddressSanitizer a wake
+    // of it is a use after free, elsewhere an assertion (HW3) or a crash.
+    for (int round = 0; round < 20; ++round) {
+        zap::WaitGroup group;
+        group.add(1);
+        {
+            zap::ThreadPool pool(zap::Config{.max_threads = 1});
+            on_worker(pool, [&] { EXPECT_FALSE(group.wait_for(std::chrono::microseconds{50 * round})); });
+        }
+        group.done();
+        EXPECT_TRUE(group.wait_for(0ns));
+    }
+}
+
+TEST(WaitGroupWaitFor, ANestedTimedWaitLeavesTheOuterWaitArmed) {
+    // max_threads 1. Task A waits on G (wait(): it arms G with its word and
+    // sleeps). Task X, scheduled from outside, wakes A's helping wait, which
+    // runs it: X waits on G too, nested, and times out. X must leave G armed
+    // for A (T4): the last done() from outside then wakes A.
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    zap::WaitGroup group;
+    group.add(1);
+    std::atomic<bool> a_waiting{false}, a_returned{false}, x_returned{false};
+    std::atomic<bool> x_result{true};
+    pool.spawn([&] {
+        a_waiting = true;
+        group.wait();
+        a_returned = true;
+    });
+    ASSERT_TRUE(eventually(a_waiting));
+    std::this_thread::sleep_for(20ms);  // A arms G and falls asleep (not needed for the check)
+    pool.spawn([&] {
+        x_result = group.wait_for(5ms);
+        x_returned = true;
+    });
+    ASSERT_TRUE(eventually(x_returned));
+    EXPECT_FALSE(x_result.load());
+    EXPECT_FALSE(a_returned.load());
+    group.done();
+    EXPECT_TRUE(eventually(a_returned)) << "the outer wait was not woken by the last done()";
+    if (!a_returned.load()) pool.spawn([] {});  // a notification wakes it (K1), so the test ends
+}
+
+TEST(WaitGroupWaitFor, DestroyedRightAfterATrueWaitForOnAWorker) {
+    // As DestroyedRightAfterATrueWaitForRacingTheLastDone, on the helping
+    // path: the waiter (a worker) armed the group, and its short timeouts
+    // race the last done() from the other worker: T3b must wait for WAKING.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    const int rounds = zap_test::rounds(1000);
+    on_worker(pool, [&] {
+        for (int round = 0; round < rounds; ++round) {
+            auto group = std::make_unique<zap::WaitGroup>();
+            group->add(1);
+            std::atomic<bool> started{false};
+            pool.spawn([&started, raw = group.get()] {
+                started = true;
+                raw->done();
+            });
+            // Until the other worker has taken the child: the waits below
+            // then find nothing to run, arm the group and race its done().
+            while (!started.load()) std::this_thread::yield();
+            while (!group->wait_for(std::chrono::microseconds{round % 5})) {
+            }
+            group.reset();
+        }
+    });
+}
+
+// ---- TaskGroup::wait_for (task_group.hpp step 8) --------------------------------
+
+TEST(TaskGroupWaitFor, TrueRethrowsTheFirstExceptionAndEndsTheRound) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    zap::TaskGroup group(pool);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 8; ++i) group.run([&, i] {
+        ran++;
+        if (i == 3) throw std::runtime_error("child 3");
+    });
+    EXPECT_THROW(group.wait_for(watchdog), std::runtime_error);
+    EXPECT_EQ(ran.load(), 8);
+    EXPECT_TRUE(group.wait_for(0ns));  // a new round: nothing left to report
+}
+
+TEST(TaskGroupWaitFor, FalseKeepsTheExceptionForTheWaitThatEndsTheRound) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    zap::TaskGroup group(pool);
+    Gate gate;
+    group.run([] { throw std::runtime_error("early"); });
+    group.run([&] { gate.pass(); });
+    bool threw = false;
+    try {
+        for (int i = 0; i < 3; ++i) EXPECT_FALSE(group.wait_for(2ms));
+    } catch (...) {
+        threw = true;
+    }
+    EXPECT_FALSE(threw) << "a wait_for that timed out rethrew";
+    gate.open();
+    EXPECT_THROW(group.wait(), std::runtime_error);
+}
+
+TEST(TaskGroupWaitFor, OnAWorkerItHelpsAndRethrows) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    on_worker(pool, [&] {
+        zap::TaskGroup group(pool);
+        std::atomic<int> ran{0};
+        for (int i = 0; i < 8; ++i) group.run([&] { ran++; });
+        group.run([] { throw std::logic_error("child"); });
+        EXPECT_THROW(group.wait_for(watchdog), std::logic_error);
+        EXPECT_EQ(ran.load(), 8);
+    });
+}
+
+TEST(TaskGroupWaitFor, CancelThenWaitForKeepsTheGroupCanceledUntilTheRoundEnds) {
+    // A running child holds the round open: wait_for times out and the group
+    // stays canceled (the children not started are skipped); the wait_for
+    // that ends the round resets it (step 7).
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    zap::TaskGroup group(pool);
+    Gate gate;
+    std::atomic<bool> started{false};
+    std::atomic<int> ran{0};
+    group.run([&] {
+        started = true;
+        gate.pass();
+    });
+    ASSERT_TRUE(eventually(started));
+    group.cancel();
+    for (int i = 0; i < 4; ++i) group.run([&] { ran++; });  // canceled: never scheduled
+    EXPECT_FALSE(group.wait_for(5ms));
+    EXPECT_TRUE(group.is_canceled());
+    gate.open();
+    EXPECT_TRUE(woken(group));
+    EXPECT_FALSE(group.is_canceled());
+    EXPECT_EQ(ran.load(), 0);
+    group.run([&] { ran++; });
+    group.wait();
+    EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(TaskGroupWaitFor, InsideIsolateOnTheOnlyWorker) {
+    // The isolated helping wait (isolation.hpp I3-I4) with a deadline runs
+    // its region's children: nobody else can.
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    on_worker(pool, [&] {
+        pool.isolate([&] {
+            zap::TaskGroup group(pool);
+            std::atomic<int> ran{0};
+            for (int i = 0; i < 8; ++i) group.run([&] { ran++; });
+            EXPECT_TRUE(group.wait_for(watchdog));
+            EXPECT_EQ(ran.load(), 8);
+        });
+    });
+}
+
+TEST(TaskGroupWaitFor, InsideIsolateTimesOutAndIsWokenLater) {
+    // Two workers: the region's child runs on the other worker, blocked; the
+    // isolated wait sleeps on its helper word with the deadline's bound,
+    // times out, disarms, and a later wait is woken by the child's done().
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    Gate gate;
+    on_worker(pool, [&] {
+        pool.isolate([&] {
+            zap::TaskGroup group(pool);
+            std::atomic<bool> started{false};
+            group.run([&] {
+                started = true;
+                gate.pass();
+            });
+            ASSERT_TRUE(eventually(started));  // stolen by the other worker
+            EXPECT_FALSE(group.wait_for(5ms));
+            EXPECT_FALSE(group.wait_for(0ns));
+            std::thread opener([&] {
+                std::this_thread::sleep_for(5ms);
+                gate.open();
+            });
+            EXPECT_TRUE(woken(group));
+            opener.join();
+        });
+    });
+}
