@@ -41,7 +41,9 @@ set(ZAP_MODEL_BOUNDED
   "object_pool_gate 2 100000 3 1000000"
   # model/task_group_models.cpp: the two that start no worker
   "cancel_token 2 100000 3 1000000"
-  "cancel_publishes 2 100000 3 1000000")
+  "cancel_publishes 2 100000 3 1000000"
+  # model/wait_for_models.cpp: the one without a pool
+  "wait_for_outside 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -70,7 +72,9 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     # over ten at bound 2; the seed tests show bound 2 reaching each race)
     apart_idle_worker apart_spawn_fails two_joiners
     # task_group_models.cpp: TaskGroup cancellation on a running pool
-    cancel_skips cancel_wakes_waiter)
+    cancel_skips cancel_wakes_waiter
+    # wait_for_models.cpp: timed waits of a worker
+    wait_for_helping wait_for_pool_gone)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -254,3 +258,19 @@ zap_seed(isolation_set_aside_dropped set-aside-dropped isolation_one_worker dead
 zap_seed(isolation_pop_back_any_region_ring pop-back-any-region isolation_pop_back_past assert --bound 2)
 zap_seed(isolation_claim_passed_dropped claim-passed-dropped isolation_claim_past assert --bound 2)
 zap_seed(isolation_pop_back_above_dropped pop-back-above-dropped isolation_pop_back_past assert --bound 2)
+
+# ---- timed waits (wait_for_models.cpp, step 5 of wait_group.hpp) ----------
+# wait_for_outside runs bounded and random (ZAP_MODEL_BOUNDED), the two pool
+# models random only (ZAP_MODEL_RANDOM). In wait_for_helping 54,653 of the
+# 100,000 random executions timed out before the last done() (counted once,
+# by hand), the rest were woken by it. Seeded bugs, each found:
+# waitfor-no-waking-wait: T3b returns true once the count is zero, without
+# waiting for WAKING: the task frees the group under the done() still
+# waking it (W1). waitfor-no-disarm: a timeout leaves HELPERS and the slot
+# set: the last done(), after the pool is gone, wakes the freed worker's
+# helper word (W2). waitfor-false-on-zero: the deadline decides, whatever the
+# count: HELPERS cleared blindly and false returned after the last done()
+# swapped HELPERS, which then finds the slot empty (HW3's assertion).
+zap_seed(waitfor_no_waking_wait waitfor-no-waking-wait wait_for_helping freed --sched random --iterations 100000)
+zap_seed(waitfor_no_disarm waitfor-no-disarm wait_for_pool_gone freed --sched random --iterations 100000)
+zap_seed(waitfor_false_on_zero waitfor-false-on-zero wait_for_helping assert --sched random --iterations 100000)
