@@ -18,6 +18,7 @@
 #include "mailbox_scenarios.hpp"
 #include "reduce_scenarios.hpp"
 #include "scenarios.hpp"
+#include "wait_for_scenarios.hpp"
 #include "trace.hpp"
 #include "work_conserving_scenarios.hpp"
 #include "worker_index_scenarios.hpp"
@@ -93,6 +94,8 @@ const Scenario scenarios[] = {
      &stress::CoroutineKit<zap::StdPlatform>::coroutine, &stress::CoroutineKit<ChaosPlatform>::coroutine},
     {"worker_index", "per-worker scratch without atomics, spawn exceptions to the handler; exact totals",
      &stress::WorkerIndexKit<zap::StdPlatform>::worker_index, &stress::WorkerIndexKit<ChaosPlatform>::worker_index},
+    {"wait_for", "timed waits with 0-200 us timeouts race the last done(), outside and helping; group freed at once",
+     &stress::WaitForKit<zap::StdPlatform>::wait_for, &stress::WaitForKit<ChaosPlatform>::wait_for},
 };
 
 [[noreturn]] void usage(const char* why) {
