@@ -55,16 +55,20 @@ struct WaitForOutside : Model<WaitForOutside, 2> {
 };
 
 // A task that waits for a heap group with wait_for, waits again if that
-// timed out, then frees the group and reports to `finished`.
+// timed out (or, without `wait_again`, reports the timeout and leaves the
+// group to the model), then frees the group and reports to `finished`.
 struct TimedWaiter : Task {
     WaitGroup* group = new WaitGroup;
-    WaitGroup* finished = nullptr;
+    WaitGroup* finished;
+    bool wait_again;
     rl::atomic<int> waiting{0};
     rl::var<int> work{0};
     rl::var<int> seen{0};
     rl::var<int> timed_out{0};
-    bool wait_again = true;  // false: report a timeout and leave the group to the model
-    TimedWaiter() : Task(&run) { group->add(1); }
+    TimedWaiter(WaitGroup& finished_group, bool again) : Task(&run), finished(&finished_group), wait_again(again) {
+        group->add(1);
+        finished->add(1);
+    }
     static void run(Task* t) {
         auto* self = static_cast<TimedWaiter*>(t);
         self->waiting($).store(1, rl::mo_relaxed);  // timing only: the outside thread's spin
@@ -100,9 +104,7 @@ struct WaitForHelping : Model<WaitForHelping, 1, 1> {
     void thread(unsigned) {
         Pool* pool = new Pool(model_config(1));
         WaitGroup finished;
-        TimedWaiter waiter;
-        waiter.finished = &finished;
-        finished.add(1);
+        TimedWaiter waiter(finished, true);
         WaitGroup* group = waiter.group;
         pool->schedule(waiter);
         await_waiting(waiter);
@@ -119,10 +121,7 @@ struct WaitForPoolGone : Model<WaitForPoolGone, 1, 1> {
     void thread(unsigned) {
         Pool* pool = new Pool(model_config(1));
         WaitGroup finished;
-        TimedWaiter waiter;
-        waiter.finished = &finished;
-        waiter.wait_again = false;
-        finished.add(1);
+        TimedWaiter waiter(finished, false);
         pool->schedule(waiter);
         finished.wait();
         RL_ASSERT(waiter.timed_out($).load() == 1);  // nobody could complete the group

@@ -56,6 +56,14 @@ bool woken(Group& group) {
     return group.wait_for(watchdog) && Clock::now() - start < watchdog;
 }
 
+// Calls group.done() `n` times from another thread, a little later.
+std::thread done_soon(zap::WaitGroup& group, int n = 1) {
+    return std::thread([&group, n] {
+        std::this_thread::sleep_for(5ms);
+        for (int i = 0; i < n; ++i) group.done();
+    });
+}
+
 // Runs `f` on a worker of `pool` and returns when it has returned.
 template <class F>
 void on_worker(zap::ThreadPool& pool, F f) {
@@ -74,11 +82,7 @@ void on_worker(zap::ThreadPool& pool, F f) {
 TEST(WaitGroupWaitFor, OutsideReturnsTrueOnceTheLastDoneCame) {
     zap::WaitGroup group;
     group.add(2);
-    std::thread doer([&] {
-        std::this_thread::sleep_for(5ms);
-        group.done();
-        group.done();
-    });
+    std::thread doer = done_soon(group, 2);
     EXPECT_TRUE(group.wait_for(watchdog));
     EXPECT_TRUE(group.is_done());
     doer.join();
@@ -110,10 +114,7 @@ TEST(WaitGroupWaitFor, OutsideRepeatedTimeoutsThenSuccess) {
     zap::WaitGroup group;
     group.add(1);
     for (int i = 0; i < 5; ++i) EXPECT_FALSE(group.wait_for(1ms));
-    std::thread doer([&] {
-        std::this_thread::sleep_for(5ms);
-        group.done();
-    });
+    std::thread doer = done_soon(group);
     EXPECT_TRUE(woken(group));
     doer.join();
 }
@@ -121,10 +122,7 @@ TEST(WaitGroupWaitFor, OutsideRepeatedTimeoutsThenSuccess) {
 TEST(WaitGroupWaitFor, HugeTimeoutsDoNotOverflow) {
     zap::WaitGroup group;
     group.add(1);
-    std::thread doer([&] {
-        std::this_thread::sleep_for(5ms);
-        group.done();
-    });
+    std::thread doer = done_soon(group);
     EXPECT_TRUE(group.wait_for(std::chrono::nanoseconds::max()));
     doer.join();
 }
