@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "held_wake_platform.hpp"
 #include "rounds.hpp"
 
 #include <atomic>
@@ -109,14 +110,21 @@ TEST(WaitGroupWaitFor, ZeroAndNegativeTimeoutsPoll) {
 }
 
 TEST(WaitGroupWaitFor, OutsideRepeatedTimeoutsThenSuccess) {
-    // A WAITERS bit left by the timed-out waits (T2) must not keep the next
-    // wait from being woken, nor the last done() from finishing.
+    // Another thread sleeps on the group's word under the WAITERS bit while
+    // this one times out again and again: a timeout must leave WAITERS set
+    // (T2), or the last done() would not wake the sleeper. Then this thread
+    // waits again and is woken too.
     zap::WaitGroup group;
     group.add(1);
+    std::atomic<bool> sleeper_woken{false};
+    std::thread sleeper([&] { sleeper_woken = woken(group); });
+    std::this_thread::sleep_for(10ms);  // it sets WAITERS and sleeps (not needed for the check)
     for (int i = 0; i < 5; ++i) EXPECT_FALSE(group.wait_for(1ms));
     std::thread doer = done_soon(group);
     EXPECT_TRUE(woken(group));
     doer.join();
+    sleeper.join();
+    EXPECT_TRUE(sleeper_woken.load()) << "the other waiter missed the last done()'s wake-up";
 }
 
 TEST(WaitGroupWaitFor, HugeTimeoutsDoNotOverflow) {
@@ -280,18 +288,56 @@ TEST(WaitGroupWaitFor, DestroyedRightAfterATrueWaitForOnAWorker) {
             auto group = std::make_unique<zap::WaitGroup>();
             group->add(1);
             std::atomic<bool> started{false};
-            pool.spawn([&started, raw = group.get()] {
+            pool.spawn([&started, raw = group.get(), pause = std::chrono::microseconds{round % 40}] {
                 started = true;
+                std::this_thread::sleep_for(pause);  // often long enough for the waiter to fall asleep, armed
                 raw->done();
             });
             // Until the other worker has taken the child: the waits below
-            // then find nothing to run, arm the group and race its done().
+            // then find nothing to run, arm the group and race its done()
+            // (its wake of this worker's word, then its clearing of WAKING).
             while (!started.load()) std::this_thread::yield();
             while (!group->wait_for(std::chrono::microseconds{round % 5})) {
             }
             group.reset();
         }
     });
+}
+
+TEST(WaitGroupWaitFor, AWorkersTrueWaitsForTheLastDoneToFinishWaking) {
+    // The only worker's wait_for arms the group and sleeps on its helper
+    // word; the last done() wakes it (K2) and is then held before it clears
+    // WAKING, its last touch of the group. wait_for must not return before
+    // that (T3b, W1): its caller may free the group the moment it returns.
+    using Pool = zap::BasicThreadPool<HeldWakePlatform>;
+    HeldWakePlatform::release = false;
+    HeldWakePlatform::holding = false;
+    HeldWakePlatform::timed_waits = 0;
+    Pool pool(zap::Config{.max_threads = 1});
+    zap::BasicWaitGroup<HeldWakePlatform> group;
+    group.add(1);
+    std::atomic<bool> returned{false}, result{false};
+    pool.spawn([&] {
+        result = group.wait_for(watchdog);
+        returned = true;
+    });
+    // Its timed futex wait on the helper word: armed and asleep.
+    const auto until = Clock::now() + watchdog;
+    while (HeldWakePlatform::timed_waits.load() == 0 && Clock::now() < until) std::this_thread::sleep_for(1ms);
+    ASSERT_GT(HeldWakePlatform::timed_waits.load(), 0) << "the waiter never slept";
+    std::thread doer([&] {
+        HeldWakePlatform::held = std::this_thread::get_id();
+        group.done();
+    });
+    while (!HeldWakePlatform::holding.load() && Clock::now() < until) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(HeldWakePlatform::holding.load()) << "the last done() woke no helper word";
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(returned.load()) << "wait_for returned while the last done() was still waking (W1)";
+    HeldWakePlatform::release = true;
+    doer.join();
+    EXPECT_TRUE(eventually(returned));
+    EXPECT_TRUE(result.load());
+    HeldWakePlatform::held = std::thread::id{};
 }
 
 // ---- TaskGroup::wait_for (task_group.hpp step 8) --------------------------------
