@@ -65,7 +65,9 @@ std::thread done_soon(zap::WaitGroup& group, int n = 1) {
     });
 }
 
-// Runs `f` on a worker of `pool` and returns when it has returned.
+// Runs `f` on a worker of `pool` and returns when it has returned (a task
+// still running after the watchdog is a failure, and is still waited for:
+// it uses this frame).
 template <class F>
 void on_worker(zap::ThreadPool& pool, F f) {
     std::atomic<bool> finished{false};
@@ -73,7 +75,8 @@ void on_worker(zap::ThreadPool& pool, F f) {
         f();
         finished = true;
     });
-    ASSERT_TRUE(eventually(finished)) << "the task on the worker did not finish";
+    EXPECT_TRUE(eventually(finished)) << "the task on the worker did not finish in time";
+    while (!finished.load()) std::this_thread::sleep_for(1ms);
 }
 
 }  // namespace
@@ -115,16 +118,22 @@ TEST(WaitGroupWaitFor, OutsideRepeatedTimeoutsThenSuccess) {
     // (T2), or the last done() would not wake the sleeper. Then this thread
     // waits again and is woken too.
     zap::WaitGroup group;
-    group.add(1);
+    group.add(2);
     std::atomic<bool> sleeper_woken{false};
     std::thread sleeper([&] { sleeper_woken = woken(group); });
     std::this_thread::sleep_for(10ms);  // it sets WAITERS and sleeps (not needed for the check)
     for (int i = 0; i < 5; ++i) EXPECT_FALSE(group.wait_for(1ms));
-    std::thread doer = done_soon(group);
-    EXPECT_TRUE(woken(group));
-    doer.join();
+    group.done();
+    group.done();  // the last: only the WAITERS bit tells it that the sleeper is there
     sleeper.join();
     EXPECT_TRUE(sleeper_woken.load()) << "the other waiter missed the last done()'s wake-up";
+    EXPECT_TRUE(group.wait_for(0ns));
+    zap::WaitGroup again;  // and a waiter that timed out before is woken in turn
+    again.add(1);
+    for (int i = 0; i < 3; ++i) EXPECT_FALSE(again.wait_for(1ms));
+    std::thread doer = done_soon(again);
+    EXPECT_TRUE(woken(again));
+    doer.join();
 }
 
 TEST(WaitGroupWaitFor, HugeTimeoutsDoNotOverflow) {
