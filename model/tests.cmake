@@ -274,3 +274,13 @@ zap_seed(isolation_pop_back_above_dropped pop-back-above-dropped isolation_pop_b
 zap_seed(waitfor_no_waking_wait waitfor-no-waking-wait wait_for_helping freed --sched random --iterations 100000)
 zap_seed(waitfor_no_disarm waitfor-no-disarm wait_for_pool_gone freed --sched random --iterations 100000)
 zap_seed(waitfor_false_on_zero waitfor-false-on-zero wait_for_helping assert --sched random --iterations 100000)
+# Bites: the timed-wait models also fail on the orderings they lean on: the
+# outside wait's acquire of the count (the work read after a true return is a
+# race), the release half of done()'s CAS (the same), and K2's release wake
+# (after a timeout the worker's untimed wait() sleeps past the wake: deadlock).
+zap_bite(wait_for_outside_acquire wait_for_outside wait_group.hpp
+         "const std::uint32_t state = state_.load(std::memory_order_acquire);" relaxed race --bound 2)
+zap_bite(wait_for_done_release wait_for_outside wait_group.hpp "state_.compare_exchange_weak(state, next" acquire race
+         --bound 2)
+zap_bite(help_wake_wait_for_helping wait_for_helping helping_wait.hpp
+         "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed deadlock --sched random --iterations 100000)
