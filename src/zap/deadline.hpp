@@ -40,20 +40,14 @@ public:
     Deadline() noexcept = default;
 
     // `timeout` from now. Zero or less has passed already: the wait polls.
-    static Deadline after(std::chrono::nanoseconds timeout) noexcept {
-        Deadline deadline;
-        deadline.timed_ = true;
-        deadline.passed_ = timeout.count() <= 0;
-        deadline.at_ = deadline_after(timeout);
-        return deadline;
-    }
+    static Deadline after(std::chrono::nanoseconds timeout) noexcept { return Deadline(timeout); }
 
-    bool timed() const noexcept { return timed_; }
+    bool timed() const noexcept { return state_ != State::none; }
 
     // The clock has reached it, or a sleep bounded by it timed out (above).
     bool passed() noexcept {
-        if (timed_ && !passed_ && DeadlineClock::now() >= at_) passed_ = true;
-        return passed_;
+        if (state_ == State::running && DeadlineClock::now() >= at_) state_ = State::passed;
+        return state_ == State::passed;
     }
 
     // Sleeps while `word` holds `expected`: until woken (or spuriously), and
@@ -61,19 +55,25 @@ public:
     // Returns false only when that sleep timed out (cap or deadline).
     bool sleep(typename Platform::template Atomic<std::uint32_t>& word, std::uint32_t expected,
                const std::chrono::nanoseconds* cap = nullptr) noexcept {
-        if (!timed_) return Platform::futex_wait(word, expected, cap);
+        if (state_ == State::none) return Platform::futex_wait(word, expected, cap);
         if (passed()) return false;
         const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(at_ - DeadlineClock::now());
         const bool capped = cap != nullptr && *cap < left;
         const std::chrono::nanoseconds limit = capped ? *cap : left;
         const bool woke = Platform::futex_wait(word, expected, &limit);
-        if (!woke && !capped) passed_ = true;  // the Platform's word on the time (above)
+        if (!woke && !capped) state_ = State::passed;  // the Platform's word on the time (above)
         return woke;
     }
 
 private:
-    bool timed_ = false;
-    bool passed_ = false;
+    // One byte, not two flags: GenMC reports the compiler's merged store of
+    // two adjacent bools followed by a read of one as a mixed-size access.
+    enum class State : unsigned char { none, running, passed };
+
+    explicit Deadline(std::chrono::nanoseconds timeout) noexcept
+        : state_(timeout.count() <= 0 ? State::passed : State::running), at_(deadline_after(timeout)) {}
+
+    State state_ = State::none;
     DeadlineClock::time_point at_{};
 };
 
