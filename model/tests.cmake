@@ -199,7 +199,7 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # 112,005 before issue 20; the wake's release is K2's, and help_new_work
 # has no K2.)
 foreach(name help_done_outside help_two_waiters)
-  zap_bite(help_wake_${name} ${name} helping_wait.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
+  zap_bite(help_wake_${name} ${name} helper_word.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
            deadlock --sched random --iterations 300000)
 endforeach()
 zap_bite(help_k1_notifier_fence help_new_work helping_wait.hpp "seq_cst);  // K1, the notifier's side" acq_rel deadlock

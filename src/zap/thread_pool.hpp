@@ -163,6 +163,7 @@
 #include <zap/call_count.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
+#include <zap/helping_wait.hpp>
 #include <zap/parallel_for.hpp>
 #include <zap/parallel_reduce.hpp>
 #include <zap/platform.hpp>

@@ -36,7 +36,7 @@
 
 #include <zap/assert.hpp>
 #include <zap/backoff.hpp>
-#include <zap/helping_wait.hpp>
+#include <zap/helper_word.hpp>
 #include <zap/worker.hpp>
 
 #include <cstdint>
