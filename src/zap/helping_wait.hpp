@@ -1,6 +1,6 @@
 // zap/helping_wait.hpp - a worker that waits for a WaitGroup runs its pool's
 // tasks meanwhile, and when there is none it sleeps where both new work and
-// the group's last done() wake it: woken, never polled, and woken alone.
+// the group's last done() wake it: woken, not polled (outside isolate(), I4).
 //
 // The parties: the waiter W (a worker of pool P, inside a task, calling
 // WaitGroup::wait on group G), P's notify (Protocol A of thread_pool.hpp),
