@@ -17,6 +17,11 @@
 //   help_two_waiters   max_threads 2: both workers wait, each on its own
 //                      group, then the outside thread schedules both
 //                      completing tasks.
+//   help_spawn_fails   max_threads 2, every spawn after the first fails: the
+//                      completing task's notify tries to spawn the second
+//                      worker and fails; A7's re-run finds the notification
+//                      still set, and must wake the sleeping helper (K1),
+//                      the one worker that can run it.
 // Each model then waits (outside the pool) for the waiting tasks to end,
 // checks what they saw, and deletes the pool: a late touch of the pool, or of
 // a group freed by its waiter, is reported.
@@ -111,6 +116,26 @@ struct HelpNewWork : Model<HelpNewWork<Workers>, 1, Workers> {
     }
 };
 
+// help_spawn_fails: one waiter on a pool of two whose second spawn fails.
+struct HelpSpawnFails : Model<HelpSpawnFails, 1, 1> {
+    void thread(unsigned) {
+        Pool* pool = new Pool(workers<2>());
+        WaitGroup finished;
+        Waiter waiter;
+        Completer completer;
+        waiter.finished = &finished;
+        waiter.group.add(1);
+        completer.waiter = &waiter;
+        finished.add(1);
+        pool->schedule(waiter);  // spawns the first worker
+        await_waiting(waiter);
+        pool->schedule(completer);  // its spawn fails (A7)
+        finished.wait();
+        RL_ASSERT(waiter.seen($).load() == 1);
+        delete pool;
+    }
+};
+
 using HelpNewWork1 = HelpNewWork<1>;
 using HelpNewWork2 = HelpNewWork<2>;
 
@@ -120,5 +145,7 @@ ZAP_MODEL_TEST(help_done_outside, HelpDoneOutside, false, P::SpawnFailure::never
                "a helping waiter with nothing to run is woken by the last done() from outside the pool");
 ZAP_MODEL_TEST(help_new_work, HelpNewWork1, false, P::SpawnFailure::never,
                "max_threads 1: the sleeping helper is woken for work only it can run");
+ZAP_MODEL_TEST(help_spawn_fails, HelpSpawnFails, false, P::SpawnFailure::after_first,
+               "a failed spawn's notification wakes the sleeping helper, the one worker left (A7, K1)");
 ZAP_MODEL_TEST(help_two_waiters, HelpNewWork2, false, P::SpawnFailure::never,
                "max_threads 2, both workers wait: both are woken for the work that completes their groups");

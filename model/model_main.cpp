@@ -48,7 +48,7 @@ bool parse_options(int argc, char** argv, rl::test_params& params, std::string& 
 }
 
 void print_setup(const std::string& name, const Entry& entry, const rl::test_params& params) {
-    const char* spawn_names[] = {"never", "maybe", "always", "first"};
+    const char* spawn_names[] = {"never", "maybe", "always", "first", "after_first"};
     std::printf("model %s: %s\n", name.c_str(), entry.claim);
     std::printf("scheduler: %s", rl::format(params.search_type));
     if (params.search_type == rl::sched_bound) std::printf(", context bound %u (preemptions)", params.context_bound);

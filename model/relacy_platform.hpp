@@ -114,8 +114,9 @@ struct RelacyPlatform {
     static inline bool spurious_wakeups = true;
     // never: spawn always works; maybe: Relacy explores both outcomes of
     // every spawn; always: every spawn fails; first: the first spawn of each
-    // execution fails, later ones work.
-    enum class SpawnFailure { never, maybe, always, first };
+    // execution fails, later ones work; after_first: the first spawn of each
+    // execution works, every later one fails.
+    enum class SpawnFailure { never, maybe, always, first, after_first };
     static inline SpawnFailure spawn_failure = SpawnFailure::never;
 
     static constexpr unsigned max_rl_threads = 8;  // static + dynamic threads of any model test
@@ -231,6 +232,7 @@ struct RelacyPlatform {
         if (spawn_failure == SpawnFailure::always) return false;
         if (spawn_failure == SpawnFailure::maybe && rl::rand(2) == 0) return false;  // Relacy explores both
         if (spawn_failure == SpawnFailure::first && attempt == 0) return false;
+        if (spawn_failure == SpawnFailure::after_first && attempt > 0) return false;
         if (s.spawned == max_rl_threads) {
             zap_model::assertion_failed("model: more spawns than max_rl_threads", __FILE__, __LINE__);
             return false;

@@ -26,21 +26,56 @@
 (* and with everyone else finished that is a deadlock TLC reports.         *)
 (* Shutdown, spawning and the idle event are left out (Pool.tla has them): *)
 (* every worker exists from the start and is a helper.                     *)
+(*                                                                         *)
+(* Isolation (issue 20, isolation.hpp I3-I4, helping_wait.hpp's            *)
+(* help_isolated): the helpers in Isolated wait inside ThreadPool::isolate. *)
+(* Such a wait runs only its region's tasks - here its own child (Child:   *)
+(* a task the waiter scheduled into its own ring before waiting; any       *)
+(* helping wait may steal it) - never the global queue; finding none it    *)
+(* arms its group (K2) and sleeps on its word as an isolated sleeper (a    *)
+(* bit of its own, hw[h].iso), without going through wait() or touching    *)
+(* Sync: it never consumes `notified`, and K1 skips it.  Its sleep ends    *)
+(* by K2 or by a timeout (a step always enabled while it sleeps), then it  *)
+(* searches again.  Parent: a helper whose group the isolated waiter's     *)
+(* task completes after its wait returns (its parent, waiting for it in a  *)
+(* helping wait), so that the isolated wait's group, completed by an       *)
+(* unrelated task from outside, depends on another helper being woken for  *)
+(* that task.  Not modelled: tasks of the region in flight between workers *)
+(* (the timeout's reason, I4), the set-aside of I3 and IS2's notify.       *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets
 
 CONSTANTS
     Helpers,   \* the workers; each waits for its own group
     Work,      \* groups completed by a task the client schedules (others: done())
+    Isolated,  \* helpers whose wait is inside isolate() (region: their own)
+    Child,     \* groups completed by a child the waiter scheduled before waiting
+    Parent,    \* a helper whose group the isolated waiter completes after
+               \* its wait returns, or "none"
     Mutation   \* "none"; "nok1": notify wakes no helper; "nok2": done()
                \* does not wake its waiter; "norecheck": a helper sleeps
                \* without re-reading its count and Sync after entering its
                \* word; "owesearly": a helper that consumed a notification
                \* stops owing it after any search, even one that found a
-               \* task (the first version of H8)
+               \* task (the first version of H8).
+               \* Isolation: "isoconsumes": an isolated waiter about to
+               \* sleep consumes a notification meant for it as H4 does (and
+               \* owes it as a helping wait does, until a search finds
+               \* nothing); "k1iso": K1 may wake an isolated sleeper;
+               \* "isonok2": the isolated waiter does not arm its group
+               \* (only the timeout ends its sleep); "isonorecheck": it
+               \* sleeps without re-reading its count after entering its
+               \* word; "isoany": its search takes any task, the global
+               \* queue included; "isonotimeout": its sleep has no timeout
+               \* (woken by K2 only)
 
-ASSUME Work \subseteq Helpers
-ASSUME Mutation \in {"none", "nok1", "nok2", "norecheck", "owesearly"}
+ASSUME Work \subseteq Helpers /\ Child \subseteq Helpers /\ Work \cap Child = {}
+ASSUME Isolated \subseteq Helpers
+ASSUME Parent = "none" \/ (Parent \in Helpers \ (Work \cup Child \cup Isolated)
+                           /\ Cardinality(Isolated) = 1)
+ASSUME Mutation \in {"none", "nok1", "nok2", "norecheck", "owesearly",
+                     "isoconsumes", "k1iso", "isonok2", "isonorecheck", "isoany",
+                     "isonotimeout"}
 
 Client == "client"
 Threads == Helpers \cup {Client}
@@ -48,11 +83,13 @@ Threads == Helpers \cup {Client}
 VARIABLES
     sync,      \* Sync: [idle, notified, state]  (state pending/signaled/waking;
                \* idle stays 0: only idle workers count, and helpers are not)
-    hw,        \* hw[h]: helper h's word: [count, epoch]
+    hw,        \* hw[h]: helper h's word: [count, iso, epoch] (count: the
+               \* helping bit, iso: the isolated one)
     sleepers,  \* helpers blocked in futex_wait on their own word
     cnt,       \* cnt[g]: group g's count
     armed,     \* armed[g]: HELPERS set in g's word
-    queued,    \* completer tasks in the pool's queues (as the groups they complete)
+    queued,    \* completer tasks in the global queue (as the groups they complete)
+    ring,      \* ring[h]: children in h's ring (as the groups they complete)
     pc,        \* program counters
     isIdle,    \* isIdle[h]: h announced its sleep (wait()'s is_idle: gave up
                \* the waking role; a helper does not count itself idle)
@@ -63,24 +100,32 @@ VARIABLES
     df,        \* done() frame: [g, wake, ret]
     next       \* the client's next group
 
-vars == <<sync, hw, sleepers, cnt, armed, queued, pc, isIdle, waking, owes,
-          entered, nf, df, next>>
+vars == <<sync, hw, sleepers, cnt, armed, queued, ring, pc, isIdle, waking,
+          owes, entered, nf, df, next>>
 
-Order == CHOOSE f \in [1..Cardinality(Helpers) -> Helpers] :
-             \A i, j \in DOMAIN f : i # j => f[i] # f[j]
+\* The groups the client completes, in its order: the isolated waiters'
+\* first (a helper that is done may leave; see Parent).
+ClientGroups == Helpers \ (Child \cup {Parent})
+
+Order == CHOOSE f \in [1..Cardinality(ClientGroups) -> ClientGroups] :
+             /\ \A i, j \in DOMAIN f : i # j => f[i] # f[j]
+             /\ \A i, j \in DOMAIN f : i < j /\ f[j] \in Isolated => f[i] \in Isolated
 
 Init ==
     /\ sync = [idle |-> 0, notified |-> FALSE, state |-> "pending"]
-    /\ hw = [h \in Helpers |-> [count |-> 0, epoch |-> 0]]
+    /\ hw = [h \in Helpers |-> [count |-> 0, iso |-> 0, epoch |-> 0]]
     /\ sleepers = {}
     /\ cnt = [g \in Helpers |-> 1]
     /\ armed = [g \in Helpers |-> FALSE]
     /\ queued = {}
-    /\ pc = [t \in Threads |-> IF t = Client THEN "c_next" ELSE "h1"]
+    /\ ring = [h \in Helpers |-> {}]
+    /\ pc = [t \in Threads |-> CASE t = Client -> "c_next"
+                                 [] t \in Child -> "h_push"
+                                 [] OTHER -> "h1"]
     /\ isIdle = [h \in Helpers |-> FALSE]
     /\ waking = [h \in Helpers |-> FALSE]
     /\ owes = [h \in Helpers |-> FALSE]
-    /\ entered = [h \in Helpers |-> [count |-> 0, epoch |-> 0]]
+    /\ entered = [h \in Helpers |-> [count |-> 0, iso |-> 0, epoch |-> 0]]
     /\ nf = [t \in Threads |-> [waking |-> FALSE, ret |-> "none"]]
     /\ df = [t \in Threads |-> [g |-> Client, wake |-> FALSE, ret |-> "none"]]
     /\ next = 1
@@ -111,20 +156,24 @@ NCas(t) ==
     /\ IF t \in Helpers THEN waking' = [waking EXCEPT ![t] = FALSE] ELSE UNCHANGED waking
     /\ UNCHANGED <<hw, sleepers, nf>>
 
-\* K1 (after the fence): one helper whose word has a sleeper entered gets
-\* its word changed and woken; with none entered, nothing.
+\* K1 (after the fence): one helper whose word has a helping sleeper
+\* entered gets its word changed and woken; with none entered, nothing.
+\* An isolated sleeper (iso bit) is skipped ("k1iso": not).
+K1Candidates ==
+    {x \in Helpers : hw[x].count > 0 \/ (Mutation = "k1iso" /\ hw[x].iso > 0)}
+
 NK1(t) ==
     /\ pc[t] = "n_k1"
-    /\ IF Mutation = "nok1" \/ \A h \in Helpers : hw[h].count = 0
+    /\ IF Mutation = "nok1" \/ K1Candidates = {}
          THEN UNCHANGED <<hw, sleepers>>
-         ELSE \E h \in {x \in Helpers : hw[x].count > 0} :
+         ELSE \E h \in K1Candidates :
                 /\ hw' = [hw EXCEPT ![h].epoch = @ + 1]
                 /\ sleepers' = sleepers \ {h}
     /\ Goto(t, nf[t].ret)
     /\ UNCHANGED <<sync, waking, nf>>
 
 NotifyStep(t) == (NCas(t) \/ NK1(t))
-                 /\ UNCHANGED <<cnt, armed, queued, isIdle, owes, entered, df, next>>
+                 /\ UNCHANGED <<cnt, armed, queued, ring, isIdle, owes, entered, df, next>>
 
 (* done() (wait_group.hpp step 2) with K2: the CAS to zero (swapping       *)
 (* HELPERS for WAKING), then the wake of the word its slot names: the      *)
@@ -153,13 +202,22 @@ DK2(t) ==
     /\ UNCHANGED <<cnt, armed, df>>
 
 DoneStep(t) == (DCas(t) \/ DK2(t))
-               /\ UNCHANGED <<sync, queued, isIdle, waking, owes, entered, nf, next>>
+               /\ UNCHANGED <<sync, queued, ring, isIdle, waking, owes, entered, nf, next>>
 
 -----------------------------------------------------------------------------
 (* A helper (helping_wait.hpp help_until_zero, Sleep; thread_pool.hpp     *)
 (* wait()).                                                                *)
 
 HUnchanged == <<hw, sleepers, cnt, armed, queued, nf, df, next, entered>>
+
+\* A child in h's ring (a task of a thread in a region is stamped with it):
+\* schedule(): push, then notify() (no waking role: h is running).
+HPush(h) ==
+    /\ pc[h] = "h_push"
+    /\ ring' = [ring EXCEPT ![h] = {h}]
+    /\ CallNotify(h, FALSE, "h1")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
+                   df, next, entered>>
 
 \* H1: the count.
 H1(h) ==
@@ -168,22 +226,39 @@ H1(h) ==
     /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
                    nf, df, next, entered>>
 
-\* H2: search; a completer found is run (its done() is ours to call). The
-\* completers wait in the global queue, which a helper searches only while
-\* it owes a notification.
+\* What h's search (H2) may take.  A helping wait: its own ring first, then
+\* every other ring (a steal), and the global queue, where the client's
+\* completers wait, only while it owes a notification.  An isolated wait
+\* (I3): only its region's tasks, here its own child; never the global
+\* queue ("isoany": everything a helping wait may take, the global queue
+\* included, without owing).
+Findable(h) ==
+    IF h \in Isolated /\ Mutation # "isoany"
+      THEN ring[h]
+      ELSE IF ring[h] # {} THEN ring[h]
+           ELSE UNION {ring[x] : x \in Helpers}
+                \cup (IF owes[h] \/ h \in Isolated THEN queued ELSE {})
+
+\* H2: search; a completer found is run (its done() is ours to call).
+\* Nothing found: arm (H3), or an armed helping wait goes to wait() (H4),
+\* an armed isolated one to its sleep (I4).
 H2(h) ==
-    LET found == owes[h] /\ queued # {} IN
+    LET found == Findable(h) # {} IN
     /\ pc[h] = "h2"
     \* cleared by a search that finds nothing ("owesearly": by any search)
-    /\ owes' = [owes EXCEPT ![h] = found /\ Mutation # "owesearly"]
+    /\ owes' = [owes EXCEPT ![h] = @ /\ found /\ Mutation # "owesearly"]
     /\ IF found
-         THEN \E g \in queued :
+         THEN \E g \in Findable(h) :
                 /\ queued' = queued \ {g}
+                /\ ring' = [x \in Helpers |-> ring[x] \ {g}]
                 /\ df' = [df EXCEPT ![h].g = g]
                 /\ IF waking[h]
                      THEN CallNotify(h, TRUE, "h_run")
                      ELSE Goto(h, "h_run") /\ UNCHANGED nf
-         ELSE Goto(h, IF armed[h] THEN "h4" ELSE "h3") /\ UNCHANGED <<queued, nf, df>>
+         ELSE /\ Goto(h, CASE h \notin Isolated -> IF armed[h] THEN "h4" ELSE "h3"
+                          [] armed[h] \/ Mutation = "isonok2" -> "i_enter"
+                          [] OTHER -> "h3")
+              /\ UNCHANGED <<queued, ring, nf, df>>
     /\ UNCHANGED <<sync, isIdle, waking, hw, sleepers, cnt, armed, next, entered>>
 
 \* Run the completer: its done().
@@ -266,26 +341,101 @@ H8(h) ==
     /\ UNCHANGED <<sync, isIdle, waking, owes, sleepers, cnt, armed, queued, nf, df,
                    next, entered>>
 
-\* H8: re-post a consumed notification, or hand the waking role on.
+\* H8: re-post a consumed notification, or hand the waking role on.  An
+\* isolated wait owes nothing (it took no notification); with a Parent,
+\* its task then completes the parent's group.
 HExit(h) ==
+    LET ret == IF h \in Isolated /\ Parent \in Helpers THEN "h_then" ELSE "h_done" IN
     /\ pc[h] = "h_exit"
     /\ IF owes[h] \/ waking[h]
-         THEN CallNotify(h, waking[h], "h_done")
-         ELSE Goto(h, "h_done") /\ UNCHANGED nf
+         THEN CallNotify(h, waking[h], ret)
+         ELSE Goto(h, ret) /\ UNCHANGED nf
     /\ owes' = [owes EXCEPT ![h] = FALSE]
     /\ UNCHANGED <<sync, isIdle, waking, hw, sleepers, cnt, armed, queued, df,
                    next, entered>>
 
+\* The isolated waiter's task, its wait returned, completes its parent's group.
+HThen(h) ==
+    /\ pc[h] = "h_then"
+    /\ CallDone(h, Parent, "h_done")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
+                   nf, next, entered>>
+
+-----------------------------------------------------------------------------
+(* An isolated wait's sleep (isolation.hpp I4, help_isolated): no wait(),  *)
+(* no Sync, no fence; H1-H3 as above (its search is I3's).                 *)
+
+\* I4: enter its word as an isolated sleeper ("isoconsumes": first take a
+\* notification meant for it, as H4 does, and owe it).
+IEnter(h) ==
+    LET s == sync IN
+    /\ pc[h] = "i_enter"
+    /\ IF Mutation = "isoconsumes" /\ Mine(h)
+         THEN /\ sync' = [s EXCEPT !.notified = FALSE,
+                                   !.state = IF @ = "signaled" THEN "waking" ELSE @]
+              /\ waking' = [waking EXCEPT ![h] = @ \/ s.state = "signaled"]
+              /\ owes' = [owes EXCEPT ![h] = TRUE]
+              /\ Goto(h, "h1")
+              /\ UNCHANGED <<hw, entered>>
+         ELSE /\ hw' = [hw EXCEPT ![h].iso = @ + 1]
+              /\ entered' = [entered EXCEPT ![h] = [hw[h] EXCEPT !.iso = @ + 1]]
+              /\ Goto(h, IF Mutation = "isonorecheck" THEN "i_sleep" ELSE "i_recheck")
+              /\ UNCHANGED <<sync, waking, owes>>
+    /\ UNCHANGED <<isIdle, sleepers, cnt, armed, queued, nf, df, next>>
+
+\* `if (!group.zero())`: re-read the count (HW1 for K2).
+IRecheck(h) ==
+    /\ pc[h] = "i_recheck"
+    /\ Goto(h, IF cnt[h] = 0 THEN "i_leave" ELSE "i_sleep")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
+                   nf, df, next, entered>>
+
+\* futex_wait with a timeout: blocks only if the word is unchanged.
+ISleep(h) ==
+    /\ pc[h] = "i_sleep"
+    /\ IF hw[h] = entered[h]
+         THEN sleepers' = sleepers \cup {h} /\ Goto(h, "i_slept")
+         ELSE Goto(h, "i_leave") /\ UNCHANGED sleepers
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, cnt, armed, queued, nf, df,
+                   next, entered>>
+
+\* Back from the futex: woken (K2; K1 under "k1iso") ...
+IWoken(h) ==
+    /\ pc[h] = "i_slept" /\ h \notin sleepers
+    /\ Goto(h, "i_leave")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
+                   nf, df, next, entered>>
+
+\* ... or the timeout ends the sleep (the backoff's pause; any time).
+ITimeout(h) ==
+    /\ pc[h] = "i_slept" /\ h \in sleepers /\ Mutation # "isonotimeout"
+    /\ sleepers' = sleepers \ {h}
+    /\ Goto(h, "i_leave")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, cnt, armed, queued, nf, df,
+                   next, entered>>
+
+\* Leave its word; search again (H1).
+ILeave(h) ==
+    /\ pc[h] = "i_leave"
+    /\ hw' = [hw EXCEPT ![h].iso = @ - 1]
+    /\ Goto(h, "h1")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, sleepers, cnt, armed, queued, nf, df,
+                   next, entered>>
+
 HelperStep(h) ==
-    \/ H1(h) \/ H2(h) \/ HRun(h) \/ H3(h) \/ H4(h) \/ H5(h) \/ H6(h) \/ H7(h)
-    \/ H7s(h) \/ H8(h) \/ HExit(h)
+    \/ H2(h) \/ HPush(h)    \* the steps that touch the rings
+    \/ /\ \/ H1(h) \/ HRun(h) \/ H3(h) \/ H4(h) \/ H5(h) \/ H6(h) \/ H7(h)
+          \/ H7s(h) \/ H8(h) \/ HExit(h) \/ HThen(h)
+          \/ IEnter(h) \/ IRecheck(h) \/ ISleep(h) \/ IWoken(h) \/ ITimeout(h)
+          \/ ILeave(h)
+       /\ UNCHANGED ring
 
 -----------------------------------------------------------------------------
 (* The client: complete each group in turn.                                *)
 
 CNext ==
     /\ pc[Client] = "c_next"
-    /\ IF next > Cardinality(Helpers)
+    /\ IF next > Cardinality(ClientGroups)
          THEN Goto(Client, "c_done") /\ UNCHANGED <<queued, df, next, nf>>
          ELSE LET g == Order[next] IN
               /\ next' = next + 1
@@ -293,7 +443,7 @@ CNext ==
                    THEN /\ queued' = queued \cup {g}   \* schedule(): push, then notify()
                         /\ CallNotify(Client, FALSE, "c_next") /\ UNCHANGED df
                    ELSE CallDone(Client, g, "c_next") /\ UNCHANGED <<queued, nf>>
-    /\ UNCHANGED <<sync, hw, sleepers, cnt, armed, isIdle, waking, owes, entered>>
+    /\ UNCHANGED <<sync, hw, sleepers, cnt, armed, ring, isIdle, waking, owes, entered>>
 
 Step(t) ==
     \/ NotifyStep(t)
@@ -315,6 +465,11 @@ TypeOK ==
     /\ sync.idle = 0
     /\ sleepers \subseteq Helpers
     /\ queued \subseteq Work
+    \* one wait of a worker sleeps, of its kind: helping or isolated
+    /\ \A h \in Helpers : hw[h].iso \in 0..1 /\ hw[h].count + hw[h].iso <= 1
+    /\ \A h \in Isolated : hw[h].count = 0
+    /\ \A h \in Helpers \ Isolated : hw[h].iso = 0
+    /\ \A h \in Helpers : ring[h] \subseteq ({h} \cap Child)
 
 \* At most one waking helper, and only while the state says so (P1).
 OneWaking ==
@@ -325,5 +480,23 @@ OneWaking ==
 ReturnsDone == \A h \in Helpers : pc[h] = "h_done" => cnt[h] = 0
 
 \* Every helper's wait returns (a lost wake-up also shows as a deadlock).
+\* Every task is some group's completer, so this also says every task runs.
 AllReturn == <>(\A h \in Helpers : pc[h] = "h_done")
+
+\* Woken, not polled: a waiter asleep on its word while its count is zero
+\* is one whose K2 is on its way (the last done() between its CAS and its
+\* wake).  (HW1: a timeout is not what ends a wait at zero.)
+NoSleepAtZero ==
+    \A h \in Helpers : h \in sleepers /\ cnt[h] = 0 =>
+        \E t \in Threads : pc[t] = "d_k2" /\ df[t].g = h
+
+\* I4: an isolated waiter never takes a notification (nor the waking role,
+\* nor announces itself as wait() does).
+IsoNeverConsumes ==
+    \A h \in Isolated : ~owes[h] /\ ~waking[h] /\ ~isIdle[h]
+
+\* IS1: an isolated wait runs only its region's tasks: its own child (the
+\* client's completers are from outside the pool, region 0).
+IsoRunsOwnRegion ==
+    \A h \in Isolated : pc[h] = "h_run" => df[h].g = h /\ h \in Child
 =============================================================================

@@ -74,6 +74,25 @@ configs=(
   "HelpMutNoK2            deadlock                    no   Help"
   "HelpMutNoRecheck       deadlock                    no   Help"
   "HelpMutOwesEarly       deadlock                    no   Help"
+  # Issue 20's isolated sleeper (isolation.hpp I3-I4) in tla/Help.tla
+  "HelpIsoOne             pass                        no   Help"
+  "HelpIso                pass                        no   Help"
+  "HelpIsoChild           pass                        no   Help"
+  # Three helpers: 3.8 million distinct states (HelpIsoThree), 0.6 million (...Done)
+  "HelpIsoThree           pass                        yes  Help"
+  "HelpIsoThreeDone       pass                        yes  Help"
+  # No timeout: K2 alone wakes the isolated sleeper (no task in flight in the model)
+  "HelpIsoNoTimeout       pass                        no   Help"
+  "HelpIsoChildNoTimeout  pass                        no   Help"
+  # Not armed (isonok2): the timeout still ends every sleep, so only latency;
+  # every wait returns, and HelpMutIsoNoK2 shows the sleep at zero
+  "HelpIsoNoK2Polls       pass                        no   Help"
+  "HelpMutIsoNoK2         invariant:NoSleepAtZero     no   Help"
+  "HelpMutIsoNoRecheck    invariant:NoSleepAtZero     no   Help"
+  "HelpMutIsoConsumes     temporal:AllReturn          no   Help"
+  "HelpMutIsoConsumesInv  invariant:IsoNeverConsumes  no   Help"
+  "HelpMutK1WakesIsolated temporal:AllReturn          no   Help"
+  "HelpMutIsoAny          invariant:IsoRunsOwnRegion  no   Help"
 )
 
 deep=no

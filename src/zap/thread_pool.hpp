@@ -70,7 +70,9 @@
 //       resetting someone else's is harmless: the worker it was meant for
 //       still wakes and searches, it just does not become the waking one, so
 //       P1 holds. Then, with workers left, it re-runs A3 with spawning
-//       disabled so an idle worker is woken instead. A spawn of warm() set no
+//       disabled so an idle worker is woken instead, or, with none idle, a
+//       sleeping helper (K1): the notification the failed spawn left set is
+//       one nobody is bound to look for (model help_spawn_fails). A spawn of warm() set no
 //       signal and promised no wake-up, so it does neither: after its CAS it
 //       holds nothing that keeps join() waiting, and must not touch the pool
 //       (TLC found that re-run reading freed memory: MCMutWarmRerun). With
@@ -161,6 +163,7 @@
 #include <zap/call_count.hpp>
 #include <zap/config.hpp>
 #include <zap/event.hpp>
+#include <zap/helping_wait.hpp>
 #include <zap/parallel_for.hpp>
 #include <zap/parallel_reduce.hpp>
 #include <zap/platform.hpp>
@@ -465,7 +468,11 @@ private:
             } else if (notice.is_waking) {
                 next.state = detail::State::pending;  // nobody to hand the role to
             } else if (sync.notified) {
-                return;  // someone is bound to look already
+                // Someone is bound to look already - unless this is A7's
+                // re-run: the failed spawn's notification is still set and
+                // the worker it was for never came, so K1 as below.
+                if (!notice.allow_spawn && can_wake) Helping::wake_one(*this);
+                return;
             }
             // Publishes the caller's pushes to the acquire CAS in wait() (A5).
             if (!cas_sync(sync, next, std::memory_order_release)) continue;

@@ -84,7 +84,7 @@
 #include <zap/assert.hpp>
 #include <zap/backoff.hpp>
 #include <zap/deadline.hpp>
-#include <zap/helping_wait.hpp>
+#include <zap/helper_word.hpp>
 #include <zap/worker.hpp>
 
 #include <chrono>

@@ -38,7 +38,7 @@
 #include <zap/batch.hpp>
 #include <zap/buffer.hpp>
 #include <zap/deadline.hpp>
-#include <zap/helping_wait.hpp>
+#include <zap/helper_word.hpp>
 #include <zap/isolation.hpp>
 #include <zap/queue.hpp>
 #include <zap/task.hpp>
