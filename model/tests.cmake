@@ -288,5 +288,5 @@ zap_bite(wait_for_outside_acquire wait_for_outside wait_group.hpp
          "const std::uint32_t state = state_.load(std::memory_order_acquire);" relaxed race --bound 2)
 zap_bite(wait_for_done_release wait_for_outside wait_group.hpp "state_.compare_exchange_weak(state, next" acquire race
          --bound 2)
-zap_bite(help_wake_wait_for_helping wait_for_helping helping_wait.hpp
+zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
          "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed deadlock --sched random --iterations 100000)
