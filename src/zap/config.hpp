@@ -48,6 +48,14 @@ struct Config {
     // runs its children inline at this bound, so its waits never sleep on
     // work queued behind them.
     std::uint32_t max_help_depth = 0;
+    // How long a worker that ran out of work keeps watching for more before
+    // it sleeps (thread_pool.hpp A8, spin.hpp), in rounds of the CPU's spin
+    // hint (about 31 ns each on x86: 2000 rounds are about 60 us): work
+    // scheduled meanwhile is taken without a futex wake on either side. Only
+    // the waking worker spins, so at most one worker of a pool spins at a
+    // time, and a pool whose work has ended burns one such spin of CPU. 0:
+    // sleep at once (the behaviour before issue 21).
+    std::uint32_t spin_rounds = 2000;
 };
 
 }  // namespace zap

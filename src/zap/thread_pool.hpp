@@ -53,8 +53,9 @@
 //       never return while a worker slept or was never spawned.)
 //   A5. wait(): if `notified`, clear it with a CAS (acquire) - leaving
 //       `signaled` for `waking` if the signal was meant for a waker - then
-//       a seq_cst fence (pairs with A2) and return to searching. If not,
-//       count this worker idle (CAS: idle += 1; a waking worker that found
+//       a seq_cst fence (pairs with A2) and return to searching. If not, an
+//       idle worker spins first, once per wait() (A8); then it counts itself
+//       idle (CAS: idle += 1; a waking worker that found
 //       nothing also sets the state back to pending), run its idle tasks,
 //       sleep on the idle event, and start over. A helping waiter (Protocol
 //       H) runs this same wait(), but sleeps on the helper word instead and
@@ -79,6 +80,41 @@
 //       no worker at all, the tasks wait for join()'s drain (B5). After
 //       shutdown, the one that gives back the last reservation notifies the
 //       join event, holding a closer (B3, P5).
+//   A8. The spin (issue 21, spin.hpp): a worker whose wait() finds no
+//       notification, before it counts itself idle, takes the waking role
+//       if nobody holds it (CAS pending -> waking, relaxed), or keeps it if
+//       it is the waker already, and watches Sync for Config::spin_rounds
+//       rounds. A schedule() meanwhile finds the state waking: A3's CAS only
+//       sets `notified` - no signal, no spawn, no helper woken (K1), no
+//       system call - and the spinner's next look sees it; wait() consumes
+//       it as the waker (state stays waking), and the worker searches and
+//       hands on or gives back as A4 says. When the rounds run out the
+//       worker counts itself idle with the CAS of A5, which gives the role
+//       back (state pending) in the same step. A helping waiter (H4) does
+//       not spin. Invariants:
+//         S1 (a bounded number spin): only the waking worker spins, so at
+//            most one worker of a pool spins at any time (P1), and a pool
+//            whose work has ended burns one spin_rounds of CPU.
+//         S2 (the spinner is bound to look): it leaves the role only by a
+//            CAS that expects `notified` clear (A5's idle CAS, or A3's
+//            give-back after a search), so a notification set while it
+//            holds the role is consumed by it. This is why the rules that
+//            decide who else to wake stay correct with a spinner about:
+//            K1 wakes a helper only when nobody is bound to look, and the
+//            spinner is; a helper leaves a notification to a waking worker
+//            (H4); A7's reset touches only a `signaled` state, and its re-run
+//            that finds the state waking with `notified` set returns, since
+//            the spinner takes that notification; a spinner is spawned, so
+//            A7 never clears `notified` under it (spawned > 0); shutdown
+//            (B1) ends the spin, since the spinner's look sees it, and the
+//            spinner is not idle, so B1 needs no event call for it. P6's
+//            premise (every worker runs a task, sleeps or was never
+//            spawned) is false while a worker spins, and once it has given
+//            the role back S2 leaves nothing unannounced.
+//       tla/Pool.tla (Spin = TRUE: MCSpin, MCSpinSmall) checks S1-S2 as
+//       OneWaking, NoTaskLost and WorkConserving; MCMutSpinKeep, a spinner
+//       that sleeps keeping the role, fails WorkConserving, and the Relacy
+//       seed spin-keeps-role deadlocks.
 //
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
@@ -170,6 +206,7 @@
 #include <zap/queue.hpp>
 #include <zap/schedule_awaiter.hpp>
 #include <zap/spawn.hpp>
+#include <zap/spin.hpp>
 #include <zap/sync.hpp>
 #include <zap/task.hpp>
 #include <zap/wait_group.hpp>
@@ -506,6 +543,7 @@ private:
     template <class Sleeper>
     bool wait(bool& is_waking, Sleeper sleeper) noexcept {
         bool is_idle = false;  // announced: counted idle (or, for a helper, gave up the waking role)
+        bool spun = !Sleeper::counts_idle || config_.spin_rounds == 0;  // A8: an idle worker spins once
         Sync sync = load_sync();
         for (;;) {
             if (sync.state == detail::State::shutdown) return false;
@@ -526,6 +564,11 @@ private:
                 return true;
             }
             if (sleeper.done()) return false;  // H4: the helper's group is done (a helper is never counted idle)
+            if (!spun) {
+                spun = true;
+                spin(sync, is_waking);
+                continue;  // `sync` is fresh: a notification, shutdown, or the spin ran out (A8)
+            }
             if (!is_idle) {
                 Sync counted = sync;
                 counted.idle += Sleeper::counts_idle ? 1 : 0;
@@ -540,6 +583,29 @@ private:
             sleeper.sleep();
             sync = load_sync();  // the event's (or helper's fence) ordered this after the notifier's CAS
         }
+    }
+
+    // Protocol A8: holds the waking role (taking it if the state is pending)
+    // and watches Sync until a notification or shutdown comes, or for
+    // Config::spin_rounds rounds. Leaves the freshest Sync it read in `sync`;
+    // the caller's loop consumes the notification (A5) or, when the rounds
+    // ran out, gives the role back as it counts itself idle (S2).
+    void spin(Sync& sync, bool& is_waking) noexcept {
+        if (!is_waking) {
+            if (sync.state != detail::State::pending) return;  // a worker is signaled or waking already (S1)
+            Sync spinning = sync;
+            spinning.state = detail::State::waking;
+            // Takes the role (P1, S1); orders nothing: the notification it
+            // waits for is acquired by A5's CAS. A failure leaves `sync`
+            // fresh, and this wait() does not spin.
+            if (!cas_sync(sync, spinning, std::memory_order_relaxed)) return;
+            sync = spinning;
+            is_waking = true;
+        }
+        detail::spin_until<Platform>(config_.spin_rounds, [&] {
+            sync = load_sync();  // a look only: A5's acquire CAS takes what it sees (S2)
+            return sync.notified || sync.state == detail::State::shutdown;
+        });
     }
 
     // One reserved spawned slot -> OS thread. `reserved` is how many
