@@ -94,16 +94,24 @@ CONSTANTS
                   \*             found; a worker that consumed a
                   \*             notification and left work behind does not
                   \*             (WorkConserving)
-    WakeAllOnShutdown \* Event.shutdown() calls futex_wake(all) whatever the
+                  \*   "spinkeep" (with Spin) a worker whose spin ran out
+                  \*             counts itself idle and sleeps without
+                  \*             giving the waking role back: the state
+                  \*             stays waking with no waker, and no notify
+                  \*             wakes anyone again
+    WakeAllOnShutdown, \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
+    Spin              \* issue 21: a worker out of work first spins holding the
+                      \* waking role (A5's spin); FALSE: it sleeps at once
 
 ASSUME Main \notin Workers \cup Joiners \cup Warmers
 ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat /\ Fanout \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
+ASSUME Spin \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
                      "before9", "failopen", "warmreload", "warmrerun",
-                     "closerleak", "handover", "before19"}
+                     "closerleak", "handover", "before19", "spinkeep"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
@@ -157,6 +165,7 @@ VARIABLES
     pc,         \* program counter of every thread
     waking,     \* waking[w]: w holds the "waking worker" role
     isIdle,     \* isIdle[w]: wait()'s local is_idle (w counted itself in idle)
+    spun,       \* spun[w]: wait()'s local spun (this wait() has spun already)
     owes,       \* owes[w]: w consumed a notification and has not yet found
                 \* a task or an empty pool since (issue 19: it must not
                 \* leave work behind unannounced)
@@ -171,7 +180,7 @@ VARIABLES
                 \* (done() called on the WaitGroup; before9: joined_ set)
 
 vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
-          waking, isIdle, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
+          waking, isIdle, spun, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
 
 NoNotify == [on |-> FALSE, waking |-> FALSE, more |-> TRUE, spawn |-> TRUE,
              ret |-> "none"]
@@ -205,6 +214,7 @@ TypeOK ==
     /\ pc \in [Threads -> Labels]
     /\ waking \in [Workers -> BOOLEAN]
     /\ isIdle \in [Workers -> BOOLEAN]
+    /\ spun \in [Workers -> BOOLEAN]
     /\ owes \in [Workers -> BOOLEAN]
     /\ kids \in [Workers -> 0..Fanout]
     /\ forked \in BOOLEAN
@@ -232,6 +242,7 @@ Init ==
                                 [] OTHER         -> "unborn"]
     /\ waking = [w \in Workers |-> FALSE]
     /\ isIdle = [w \in Workers |-> FALSE]
+    /\ spun = [w \in Workers |-> FALSE]
     /\ owes = [w \in Workers |-> FALSE]
     /\ kids = [w \in Workers |-> 0]
     /\ forked = FALSE
@@ -308,7 +319,7 @@ Spurious(t) ==
     /\ pc[t] = "ew_sleep" /\ t \in sleepers[wf[t].e]
     /\ sleepers' = [sleepers EXCEPT ![wf[t].e] = @ \ {t}]
     /\ UNCHANGED <<sync, ev, queued, scheduled, ran, holding, fails, pc,
-                   waking, isIdle, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
+                   waking, isIdle, spun, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
 
 \* wake(post, n), first half.  Fixed: CAS loop that leaves SHUTDOWN alone.
 \* Seed: unconditional swap.  The futex is called if the old word was
@@ -518,7 +529,7 @@ WStart(w) ==
     /\ stack' = IF Seed THEN <<w>> \o stack ELSE stack
     /\ Goto(w, "w_wait")
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, nf, wf, kf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 \* wait(is_waking): one turn of the loop, on a freshly loaded Sync word.
 WWait(w) ==
@@ -528,6 +539,7 @@ WWait(w) ==
               /\ Goto(w, IF Seed THEN "w_unreg" ELSE "w_sweep")
               /\ waking' = [waking EXCEPT ![w] = FALSE]
               /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
+              /\ spun' = [spun EXCEPT ![w] = FALSE]
               /\ UNCHANGED <<sync, wf, owes>>
          [] s.notified ->                          \* consume the notification
               /\ sync' = [s EXCEPT !.notified = FALSE,
@@ -536,17 +548,30 @@ WWait(w) ==
               /\ waking' = [waking EXCEPT ![w] = @ \/ s.state = "signaled"
                                                    \/ Mutation = "wakeany"]
               /\ isIdle' = [isIdle EXCEPT ![w] = FALSE]
+              /\ spun' = [spun EXCEPT ![w] = FALSE]
               /\ owes' = [owes EXCEPT ![w] = TRUE]
               /\ Goto(w, "w_pop") /\ UNCHANGED wf
+         [] Spin /\ ~spun[w] /\ ~isIdle[w] ->    \* A5's spin (issue 21)
+              \* Take the waking role if nobody holds it (or keep ours), and
+              \* keep it until the next step of this loop: a notify in
+              \* between finds the state waking and only sets `notified`,
+              \* which that step consumes; otherwise it gives the role back
+              \* as it counts itself idle (the spin ran out).
+              /\ sync' = IF waking[w] \/ s.state = "pending"
+                           THEN [s EXCEPT !.state = "waking"] ELSE s
+              /\ waking' = [waking EXCEPT ![w] = @ \/ s.state = "pending"]
+              /\ spun' = [spun EXCEPT ![w] = TRUE]
+              /\ UNCHANGED <<pc, wf, owes, isIdle>>
          [] ~isIdle[w] ->                          \* count ourselves idle
               /\ sync' = [s EXCEPT !.idle = @ + 1,
-                                   !.state = IF waking[w] THEN "pending" ELSE @]
+                                   !.state = IF waking[w] /\ ~(Mutation = "spinkeep" /\ spun[w])
+                                             THEN "pending" ELSE @]
               /\ waking' = [waking EXCEPT ![w] = FALSE]
               /\ isIdle' = [isIdle EXCEPT ![w] = TRUE]
-              /\ UNCHANGED <<pc, wf, owes>>
+              /\ UNCHANGED <<pc, wf, owes, spun>>
          [] OTHER ->                               \* sleep on the idle event
               /\ CallWait(w, "idle", "w_wait")
-              /\ UNCHANGED <<sync, waking, isIdle, owes>>
+              /\ UNCHANGED <<sync, waking, isIdle, owes, spun>>
     /\ UNCHANGED <<queued, ran, holding, stack, nf, kf, kids, forked, born, scheduled>>
 
 \* pop(): take a task if there is one.  `pushed` (the steal moved more than
@@ -583,7 +608,7 @@ WPop(w) ==
          ELSE /\ Goto(w, "w_wait")
               /\ UNCHANGED <<queued, holding, nf, kids, forked>>
     /\ owes' = [owes EXCEPT ![w] = FALSE]
-    /\ UNCHANGED <<sync, waking, isIdle, ran, scheduled, born, stack, wf, kf>>
+    /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
 
 \* Run the task we hold (is_waking is already false here): first it
 \* schedules its children, one schedule() (push, notify) each, then it
@@ -600,7 +625,7 @@ WRun(w) ==
               /\ holding' = [holding EXCEPT ![w] = FALSE]
               /\ Goto(w, "w_pop")
               /\ UNCHANGED <<kids, queued, scheduled, born, nf>>
-    /\ UNCHANGED <<sync, waking, isIdle, owes, forked, stack, wf, kf>>
+    /\ UNCHANGED <<sync, waking, isIdle, spun, owes, forked, stack, wf, kf>>
 
 \* Fixed protocol: after Shutdown, run whatever is still queued.
 WSweep(w) ==
@@ -611,7 +636,7 @@ WSweep(w) ==
               /\ UNCHANGED pc
          ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran>>
     /\ UNCHANGED <<sync, waking, isIdle, holding, stack, nf, wf, kf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 \* unregister: fetch_sub(one_spawned); the last one out after shutdown
 \* wakes the joiner.  Fixed: the thread then returns (joinable).
@@ -624,14 +649,14 @@ WUnreg(w) ==
          THEN CallWake(w, "join", NOTIFIED, next)
          ELSE Goto(w, next) /\ UNCHANGED kf
     /\ UNCHANGED <<waking, isIdle, queued, ran, holding, stack, nf, wf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 \* Seed: block on our own join event until the chain reaches us.
 WJoinWait(w) ==
     /\ pc[w] = "w_jwait"
     /\ CallWait(w, w, "w_jnext")
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, kf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 \* Seed: pass the join signal to the next registered thread, then exit
 \* (the Thread struct lives on this thread's stack and dies with it).
@@ -645,7 +670,7 @@ WJoinNext(w) ==
          THEN CallWake(w, NextOf(w), NOTIFIED, "exited")
          ELSE Goto(w, "exited") /\ UNCHANGED kf
     /\ UNCHANGED <<sync, waking, isIdle, queued, ran, holding, stack, nf, wf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 WorkerOwnStep(w) ==
     \/ WStart(w) \/ WWait(w) \/ WPop(w) \/ WRun(w) \/ WSweep(w) \/ WUnreg(w)
@@ -826,18 +851,18 @@ ClientOwnStep(t) ==
 -----------------------------------------------------------------------------
 \* Variables a step of one kind leaves alone.
 EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf,
-            stack, joinst, owes, kids, forked, born>>
+            stack, joinst, owes, kids, forked, born, spun>>
 
 Step(t) ==
     \/ EventStep(t) /\ UNCHANGED EvOnly
     \/ NotifyStep(t) /\ UNCHANGED <<ev, sleepers, queued, scheduled, ran,
                                    holding, isIdle, wf, stack, joinst,
-                                   owes, kids, forked, born>>
+                                   owes, kids, forked, born, spun>>
     \/ t \in Workers /\ WorkerOwnStep(t)
           /\ UNCHANGED <<ev, sleepers, fails, joinst>>
     \/ t \in Clients /\ ClientOwnStep(t)
           /\ UNCHANGED <<ev, sleepers, holding, fails, waking, isIdle, stack,
-                         owes, kids, forked, born>>
+                         owes, kids, forked, born, spun>>
 
 \* The pool is freed once every join() call has returned (the last one to
 \* return frees it at once: the earliest moment a caller may).

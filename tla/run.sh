@@ -66,6 +66,10 @@ configs=(
   "MCWorkConservingOutside pass                       no"
   "MCMutBefore19          invariant:WorkConserving    no"
   "MCMutBefore19Outside   invariant:WorkConserving    no"
+  # Issue 21: A5's spin (Spin = TRUE), and the role kept after it ran out
+  "MCSpin                 pass                        no"
+  "MCSpinSmall            pass                        no"
+  "MCMutSpinKeep          invariant:WorkConserving    no"
   # Protocol H (helping waits, src/zap/helping_wait.hpp): tla/Help.tla
   "HelpOne                pass                        no   Help"
   "HelpSmall              pass                        no   Help"
