@@ -33,10 +33,7 @@ using namespace zap_model;
 
 template <std::uint32_t Workers>
 zap::Config workers() {
-    zap::Config config;
-    config.max_threads = Workers;
-    config.stack_size = 0;
-    return config;
+    return model_config(Workers);
 }
 
 // A task that announces it is about to wait, waits for its group, then

@@ -43,12 +43,15 @@ inline void run(Task* task) {
     if (task != nullptr) task->run();
 }
 
-// A pool configuration for a model: `max_threads` workers, and a stack size
-// of 0 (the Relacy platform runs threads as fibers of its own).
+// A pool configuration for a model: `max_threads` workers, a stack size of 0
+// (the Relacy platform runs threads as fibers of its own), and A8's spin in
+// two looks at Sync (each a Relacy yield): a notification that lands before,
+// between or after them is explored.
 inline zap::Config model_config(std::uint32_t max_threads) {
     zap::Config config;
     config.max_threads = max_threads;
     config.stack_size = 0;
+    config.spin_rounds = 2;
     return config;
 }
 

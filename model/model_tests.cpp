@@ -213,8 +213,12 @@ struct WaitGroupModel : Model<WaitGroupModel, 3> {
 // stranded task. A lost wake-up leaves every worker asleep on the idle event
 // and the main thread asleep on the group: a Relacy deadlock (spurious
 // wake-ups off). Then shutdown, join, and the pool is freed at once.
-template <std::uint32_t Workers, int Outside, bool Child>
-struct SyncModel : Model<SyncModel<Workers, Outside, Child>, 1, Workers> {
+// Serial: the main thread waits for each task before it schedules the next
+// (a round trip, then another): the next task finds the worker spinning
+// (A8: A3 only sets `notified`), asleep after it gave the role back, or in
+// between.
+template <std::uint32_t Workers, int Outside, bool Child, bool Serial = false>
+struct SyncModel : Model<SyncModel<Workers, Outside, Child, Serial>, 1, Workers> {
     struct Job : Counted {
         SyncModel* model = nullptr;
         Job() : Counted(&run) {}
@@ -234,8 +238,13 @@ struct SyncModel : Model<SyncModel<Workers, Outside, Child>, 1, Workers> {
         zap::Config config = model_config(Workers);
         pool = new Pool(std::move(config));
         for (auto& j : jobs) j.model = this;
-        group.add(total);
-        for (int i = 0; i < Outside; ++i) pool->schedule(jobs[i]);
+        group.add(Serial ? 1 : total);
+        for (int i = 0; i < Outside; ++i) {
+            pool->schedule(jobs[i]);
+            if (!Serial || i + 1 == Outside) continue;
+            group.wait();
+            group.add(1);
+        }
         group.wait();
         expect_each_once(jobs);
         delete pool;  // shutdown + join, then free: a late touch of the pool is caught
@@ -365,6 +374,7 @@ using Sync1w2tModel = SyncModel<1, 2, false>;
 using Sync2w1tChildModel = SyncModel<2, 1, true>;
 using Sync2w2tModel = SyncModel<2, 2, false>;
 using Sync2w2tChildModel = SyncModel<2, 2, true>;
+using Sync1w2tSerialModel = SyncModel<1, 2, false, true>;
 using SyncSpawnFailsFirstModel = SyncModel<1, 2, false>;
 using Pool1w1tModel = PoolModel<1, 1, false>;
 using Pool1w2tChildModel = PoolModel<1, 2, true>;
@@ -406,6 +416,8 @@ ZAP_MODEL_TEST(sync_2w_2t, Sync2w2tModel, false, P::SpawnFailure::never,
 // the first task pushes its child.
 ZAP_MODEL_TEST(sync_2w_2t_child, Sync2w2tChildModel, false, P::SpawnFailure::never,
                "2 workers, 2 tasks from outside, one with a child: none stranded");
+ZAP_MODEL_TEST(sync_1w_2t_serial, Sync1w2tSerialModel, false, P::SpawnFailure::never,
+               "1 worker, a task from outside waited for, then another (A8's spin): none stranded");
 ZAP_MODEL_TEST(sync_spawn_fails_first, SyncSpawnFailsFirstModel, false, P::SpawnFailure::first,
                "the first spawn fails: the next schedule() retries it");
 ZAP_MODEL_TEST(pool_1w_1t, Pool1w1tModel, true, P::SpawnFailure::never,

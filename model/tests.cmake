@@ -62,7 +62,8 @@ endforeach()
 
 # The pool's protocol and end-to-end models: no context bound finishes
 # (spin and retry loops are free for the bounded scheduler), so random only.
-set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child sync_spawn_fails_first pool_1w_1t pool_1w_2t_child
+set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child sync_1w_2t_serial sync_spawn_fails_first
+    pool_1w_1t pool_1w_2t_child
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
     pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first help_done_outside help_new_work
     help_two_waiters help_spawn_fails
@@ -290,3 +291,14 @@ zap_bite(wait_for_done_release wait_for_outside wait_group.hpp "state_.compare_e
          --bound 2)
 zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
          "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed deadlock --sched random --iterations 100000)
+
+# ---- A8's spin (issue 21, thread_pool.hpp): a worker out of work watches
+# Sync holding the waking role before it sleeps (model_config: 2 rounds).
+# spin-keeps-role: when the rounds run out the worker drops the role without
+# giving it back (S2 broken): the state stays waking with no waker, every
+# later notify only sets `notified`, and a task waits while every worker
+# sleeps: deadlock. Found in sync_1w_2t_serial, where the second task comes
+# after the first round trip; not in 100,000 random runs of sync_1w_2t or
+# sync_2w_2t, whose tasks both come before the worker can run out of work
+# (the spin would have to run out between the two schedule() calls).
+zap_seed(spin_keeps_role spin-keeps-role sync_1w_2t_serial deadlock --sched random --iterations 100000)
