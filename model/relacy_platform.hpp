@@ -275,6 +275,9 @@ struct RelacyPlatform {
 #else
     static constexpr std::uint32_t ring_capacity = 2;
 #endif
+    // Two looks before a WaitGroup's outside wait or a park() sleeps (spin.hpp):
+    // a wake that lands between them, or after them, is explored.
+    static constexpr std::uint32_t wait_spin_rounds = 2;
 
     // Per-execution state; every model test calls reset() in before().
     static void reset() noexcept { state() = State{}; }

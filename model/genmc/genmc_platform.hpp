@@ -359,6 +359,9 @@ struct GenmcPlatform {
 
     static constexpr std::size_t cache_line = alignof(std::max_align_t);
     static constexpr std::uint32_t ring_capacity = ZAP_GENMC_RING;
+    // One look before a WaitGroup's outside wait or a park() sleeps (spin.hpp):
+    // GenMC explores every value that load may read.
+    static constexpr std::uint32_t wait_spin_rounds = 1;
 
 private:
     static void*& context() noexcept {

@@ -12,6 +12,11 @@
 //   PARKED   (2^32 - 1, i.e. EMPTY - 1)  the owner sleeps or is about to
 //
 // Protocol:
+//   0. park() and park_for() first spin (spin.hpp): they watch the word for
+//      NOTIFIED, Platform::wait_spin_rounds rounds at most (park_for() no
+//      longer than its deadline), so an unpark() within that time finds the
+//      word EMPTY and makes no system call. The looks are relaxed and write
+//      nothing: step 1 takes the token either way.
 //   1. park() subtracts one from the word (acquire): NOTIFIED becomes EMPTY
 //      and park() returns at once, having taken the token; EMPTY becomes
 //      PARKED. One read-modify-write both takes a pending token and
@@ -53,6 +58,7 @@
 
 #include <zap/assert.hpp>
 #include <zap/deadline.hpp>
+#include <zap/spin.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -66,19 +72,20 @@ public:
     BasicParker(const BasicParker&) = delete;
     BasicParker& operator=(const BasicParker&) = delete;
 
-    // Steps 1 and 2: returns once a token is taken.
+    // Steps 0 to 2: returns once a token is taken.
     void park() noexcept {
-        if (announce()) return;
+        detail::Deadline<Platform> none;
+        if (announce(none)) return;
         for (;;) {
             Platform::futex_wait(state_, parked, nullptr);
             if (take()) return;  // else a spurious return: the word is still PARKED (P1)
         }
     }
 
-    // Steps 1 to 3: true when a token was taken, false on timeout.
+    // Steps 0 to 3: true when a token was taken, false on timeout.
     bool park_for(std::chrono::nanoseconds timeout) noexcept {
-        if (announce()) return true;
         detail::Deadline<Platform> deadline = detail::Deadline<Platform>::after(timeout);
+        if (announce(deadline)) return true;
         for (;;) {
             deadline.sleep(state_, parked);
             if (deadline.passed()) {
@@ -100,8 +107,12 @@ private:
     static constexpr std::uint32_t notified = 1;
     static constexpr std::uint32_t parked = empty - 1;
 
-    // Step 1: true when a pending token was taken; otherwise the word is now PARKED.
-    bool announce() noexcept {
+    // Steps 0 and 1: true when a pending token was taken; otherwise the word is now PARKED.
+    bool announce(detail::Deadline<Platform>& deadline) noexcept {
+        detail::spin_until<Platform>(Platform::wait_spin_rounds, [&] {
+            // A look only: the acquire fetch_sub below takes the token (P2).
+            return state_.load(std::memory_order_relaxed) == notified || deadline.passed();
+        });
         // Acquire synchronizes with the release swap of the unpark() whose token it takes (P2).
         const std::uint32_t previous = state_.fetch_sub(1, std::memory_order_acquire);
         ZAP_ASSERT(previous != parked, "Parker: park() called by two threads at once (a Parker has one owner)");

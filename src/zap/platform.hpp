@@ -57,6 +57,9 @@
 //   static constexpr std::size_t   cache_line;      alignment that keeps hot
 //                                                   fields of different threads apart
 //   static constexpr std::uint32_t ring_capacity;   slots per worker ring (a power of two)
+//   static constexpr std::uint32_t wait_spin_rounds; spin hints a WaitGroup's outside
+//                                                   wait and Parker::park spend watching
+//                                                   their word before they sleep (spin.hpp)
 //
 //   Optional: static constexpr bool recycles_closures; when present, the
 //   drop-in layer's heap tasks come from closure_alloc.hpp's per-thread
@@ -64,7 +67,8 @@
 //
 // Capacities are constants of the Platform so that a model can shrink them
 // (a ring of 2 to 4 slots makes overflow and wrap-around reachable in a few
-// steps) while production keeps the seed's 256.
+// steps) while production keeps the seed's 256; so is the waiters' spin (a
+// model spins a round or two, every round a step to explore).
 #pragma once
 
 #include <cstddef>

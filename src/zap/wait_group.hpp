@@ -24,8 +24,12 @@
 //      that pool's tasks and sleeps where new work and the count both wake
 //      it (Protocol H, helping_wait.hpp). When the pool cannot help (not a
 //      worker and nothing left to run, the depth bound, a group armed by
-//      another pool), or off the pool, wait() sets WAITERS and sleeps on
-//      this word until the count is zero: no timeout, no polling.
+//      another pool), or off the pool, wait() first spins, once per call:
+//      it watches the count for Platform::wait_spin_rounds rounds (spin.hpp;
+//      relaxed loads, the acquire load of step 3 takes what they see), so a
+//      last done() within that time finds no WAITERS and makes no system
+//      call. Then it sets WAITERS and sleeps on this word until the count is
+//      zero: no timeout, no polling.
 //   5. wait_for(timeout) is wait() with a deadline (deadline.hpp): it
 //      returns true where wait() returns, and false once the deadline has
 //      passed while the count is not zero. The children keep running; the
@@ -85,6 +89,7 @@
 #include <zap/backoff.hpp>
 #include <zap/deadline.hpp>
 #include <zap/helper_word.hpp>
+#include <zap/spin.hpp>
 #include <zap/worker.hpp>
 
 #include <chrono>
@@ -200,6 +205,7 @@ private:
     // the deadline has passed with the count not zero (T2).
     bool sleep_until_done(Deadline& deadline) noexcept {
         detail::Backoff<Platform> backoff;
+        bool spun = false;  // step 4's spin, once per call
         for (;;) {
             // Synchronizes with the release CAS of every done() (step 2).
             const std::uint32_t state = state_.load(std::memory_order_acquire);
@@ -209,6 +215,14 @@ private:
                 continue;
             }
             if (deadline.passed()) return false;  // T2 (W2)
+            if (!spun) {
+                spun = true;
+                detail::spin_until<Platform>(Platform::wait_spin_rounds, [&] {
+                    // A look only: the acquire load above takes what it sees (step 3).
+                    return (state_.load(std::memory_order_relaxed) & count_mask) == 0 || deadline.passed();
+                });
+                continue;
+            }
             if ((state & waiters) == 0) {
                 std::uint32_t expected = state;
                 // Announces a sleeper to done(); publishes nothing.
