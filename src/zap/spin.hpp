@@ -1,8 +1,8 @@
 // zap/spin.hpp - spin, then sleep (issue 21).
 //
 // A thread about to sleep on a futex word first watches for what it waits
-// for, a bounded number of rounds of the CPU's spin hint (about 31 ns each
-// on this project's 2-vCPU test machine, x86 `pause`). What arrives within
+// for, a bounded number of rounds of the CPU's spin hint (x86 `pause`: about
+// 18 ns each on this project's 2-vCPU AMD EPYC). What arrives within
 // that time is taken without a futex wake on either side: the waker finds no
 // sleeper announced, so it makes no system call, and the waiter never enters
 // the kernel. A round trip between two threads (bench/run's pingpong) then
