@@ -93,8 +93,22 @@ struct DropIn {
         };
         return meter != nullptr ? meter->measure(part) : part();
     }
-    // The drop-in layer posts through the same schedule() as the low-level row.
-    std::optional<Outcome> pingpong(std::uint64_t, Meter*) { return std::nullopt; }
+    // The pool's own post-and-wait, as Go's row waits on its runtime's
+    // channel and oneTBB's master on its arena: TaskGroup::run from outside,
+    // then wait(), whose outside wait spins before it sleeps (wait_group.hpp
+    // step 4). The low-level row posts the same way and waits on the
+    // harness's Signal, which sleeps at once.
+    std::optional<Outcome> pingpong(std::uint64_t size, Meter* meter) {
+        auto part = [&] {
+            zap::TaskGroup pong(pool);
+            for (std::uint64_t i = 0; i < size; ++i) {
+                pong.run([] {});
+                pong.wait();
+            }
+            return Outcome{size, size};
+        };
+        return meter != nullptr ? meter->measure(part) : part();
+    }
 
     zap::ThreadPool pool;
     Signal hop_ended;  // outlives every hopper's set()
