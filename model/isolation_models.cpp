@@ -164,11 +164,7 @@ struct PopBackPastModel : Model<PopBackPastModel, 2> {
                 mine->run();
             }
         } else {
-            Buffer::Stole got{};
-            if (thief.steal(owner, got)) {
-                run(got.task);
-                while (Task* t = thief.pop()) t->run();
-            }
+            steal_and_run(thief, owner);
         }
     }
     void after() {

@@ -55,6 +55,15 @@ inline zap::Config model_config(std::uint32_t max_threads) {
     return config;
 }
 
+// A thief's turn: steals half of `victim`'s ring into its own (`thief`) and
+// runs everything it got, the claimed task first.
+inline void steal_and_run(Buffer& thief, Buffer& victim) {
+    Buffer::Stole got{};
+    if (!thief.steal(victim, got)) return;
+    run(got.task);
+    while (Task* t = thief.pop()) t->run();
+}
+
 inline List one(Task& t) {
     Batch b(t);
     return b.take_list();

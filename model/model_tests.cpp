@@ -67,11 +67,7 @@ struct BufferStealModel : Model<BufferStealModel, 2> {
             if (!owner.push(list)) overflow.push(list);
             if (Task* t = owner.pop()) t->run();
         } else {
-            Buffer::Stole got{};
-            if (thief.steal(owner, got)) {
-                run(got.task);
-                while (Task* t = thief.pop()) t->run();
-            }
+            steal_and_run(thief, owner);
         }
     }
     void after() {

@@ -53,7 +53,7 @@ public:
             return;
         }
         deadline.sleep(word, seen, &sleep_);  // returns at the timeout, or at once if the word changed
-        sleep_ = std::min(sleep_ * 2, max_sleep);
+        sleep_ = sleep_ < max_sleep / 2 ? sleep_ * 2 : max_sleep;  // not std::min: GenMC cannot run llvm.smin
     }
 
 private:
