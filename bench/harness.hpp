@@ -17,13 +17,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <linux/futex.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -89,14 +90,31 @@ public:
     double idle_cpu() const { return idle_cpu_; }
     void want_idle(bool on) { want_idle_ = on; }
 
+    // CPU seconds (user + system) of every live thread, each read from the
+    // thread's own CPU-time clock. Not getrusage: the process totals leave out
+    // what a thread running right now has burnt since its last tick or switch
+    // (up to 4 ms at HZ=250), so a worker still busy when the idle second
+    // begins would charge its earlier work to that second. Reading a thread's
+    // clock brings its count up to date. A thread that exits during the second
+    // would take its time out of the sum; the pools here keep theirs.
     static double cpu_seconds() {
-        rusage usage{};
-        ::getrusage(RUSAGE_SELF, &usage);
-        auto secs = [](timeval t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-        return secs(usage.ru_utime) + secs(usage.ru_stime);
+        double total = 0;
+        for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+            timespec t{};
+            if (::clock_gettime(thread_cpu_clock(std::stol(entry.path().filename().string())), &t) == 0)
+                total += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+        }
+        return total;
     }
 
 private:
+    // The CPU-time clock of thread `tid` of this process, as Linux encodes it
+    // (what pthread_getcpuclockid returns, for a thread known only by its id).
+    static clockid_t thread_cpu_clock(long tid) {
+        constexpr clockid_t per_thread = 4, scheduler_runtime = 2;
+        return static_cast<clockid_t>((~tid) << 3) | per_thread | scheduler_runtime;
+    }
+
     Measured measured_;
     double idle_cpu_ = -1;
     bool want_idle_ = false;
