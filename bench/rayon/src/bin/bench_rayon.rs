@@ -344,7 +344,10 @@ fn run(pool: &rayon::ThreadPool, workload: &str, size: u64, meter: Option<&mut M
 // bench/harness.hpp, which says why not getrusage: a thread running now has
 // its time since the last tick left out of the process totals).
 fn cpu_seconds() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return -1.0 };
+    let tasks = match std::fs::read_dir("/proc/self/task") {
+        Ok(tasks) => tasks,
+        Err(_) => return -1.0,
+    };
     let mut total = 0.0;
     for tid in tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse::<i64>().ok()) {
         // per-thread (4), scheduler runtime (2): Linux's encoding of a thread's CPU clock
