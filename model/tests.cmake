@@ -313,3 +313,26 @@ zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
 # sync_2w_2t, whose tasks both come before the worker can run out of work
 # (the spin would have to run out between the two schedule() calls).
 zap_seed(spin_keeps_role spin-keeps-role sync_1w_2t_serial deadlock --sched random --iterations 100000)
+
+# ---- seeds a unit test finds: tests/test_spin.cpp built against the seed's
+# tree (its own binary, label model-teeth), passing only when the test fails
+# with the message that names the broken rule. A8 has two such rules that
+# no model states (a Relacy thread's spin hint is a yield, so "two spin at
+# once" is no state of the model):
+# spin-without-role: a worker that finds another waking spins anyway (S1
+# broken): the four workers warm() starts spin at once.
+# spin-zero-means-default: Config::spin_rounds = 0 is read as the default
+# bound, so a worker spins where the user turned the spin off.
+function(zap_unit_seed seed test message)
+  zap_seed_tree(${seed} tree)
+  set(target test_spin_seed_${seed})
+  add_executable(${target} ${PROJECT_SOURCE_DIR}/tests/test_spin.cpp ${tree}/stamp)
+  target_include_directories(${target} BEFORE PRIVATE ${tree}/src)
+  target_link_libraries(${target} PRIVATE zap::zap gtest gtest_main)
+  string(REPLACE "-" "_" name ${seed})
+  add_test(NAME model.seed.${name} COMMAND ${target} --gtest_filter=Spin.${test})
+  set_tests_properties(model.seed.${name} PROPERTIES LABELS model-teeth TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "${message}")
+endfunction()
+zap_unit_seed(spin-without-role OnlyTheWakingWorkerSpins "two workers spun at once")
+zap_unit_seed(spin-zero-means-default ZeroRoundsTurnsTheWorkersSpinOff "a worker spun with Config::spin_rounds = 0")

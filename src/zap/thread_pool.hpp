@@ -114,7 +114,9 @@
 //       tla/Pool.tla (Spin = TRUE: MCSpin, MCSpinSmall) checks S1-S2 as
 //       OneWaking, NoTaskLost and WorkConserving; MCMutSpinKeep, a spinner
 //       that sleeps keeping the role, fails WorkConserving, and the Relacy
-//       seed spin-keeps-role deadlocks.
+//       seed spin-keeps-role deadlocks. tests/test_spin.cpp counts the
+//       threads inside a spin hint at once: S1's one (four with the seed
+//       spin-without-role), and none with spin_rounds = 0.
 //
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
