@@ -95,7 +95,7 @@ constexpr bool recycles_closures = requires { P::recycles_closures; };
 
 TEST(Spawn, SmallTasksReuseTheirBlocks) {
     if constexpr (!recycles_closures<CountingPlatform>) {
-        GTEST_SKIP() << "this platform allocates every heap task (closure recycling is LinuxPlatform's)";
+        GTEST_SKIP() << "this platform allocates every heap task (closure recycling is the Linux and Windows platforms')";
     }
     // A small task's block comes back to the spawning thread once the task
     // has run (submit's future is ready only after its task is freed), so

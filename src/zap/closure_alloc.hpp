@@ -18,9 +18,9 @@
 // true for StdPlatform); the others (the models) allocate every task.
 //
 // Protocol (C):
-//   C1. A thread's first allocate() makes its Cache and a thread_local whose
-//       destructor runs C5 when the thread exits; after that, the thread's
-//       allocations are blocks of their own.
+//   C1. A thread's first allocate() makes its Cache and asks the Platform
+//       to run C5 when the thread exits (Platform::at_thread_exit); after
+//       that, the thread's allocations are blocks of their own.
 //   C2. allocate(): pop the thread's `local` list; empty: take the whole
 //       `returned` stack as the new local list (exchange); still empty: carve
 //       the next block of the current slab, or of a new slab (Platform::
@@ -130,17 +130,17 @@ private:
         static thread_local Cache* cache = nullptr;
         return cache;
     }
-    struct Exit {
-        ~Exit() { abandon(*std::exchange(current(), exited())); }
-    };
     static Cache* exited() noexcept { return reinterpret_cast<Cache*>(alignof(Cache)); }  // no Cache lives there
-    // Null after the thread's exit began: its tasks then take blocks of their own.
+    // Null after the thread's exit began, or when the Platform could not
+    // arrange C5: the thread's tasks then take blocks of their own. C5
+    // (exit_thread, below) is handed its Cache rather than reading
+    // current(): under MinGW-w64 a thread_local may already be freed when
+    // the thread's exit calls run.
     static Cache* own_cache() {
         Cache*& cache = current();
         if (cache == nullptr) {
             cache = new Cache;
-            static thread_local Exit at_exit;  // constructed here, so destroyed at this thread's exit
-            (void)at_exit;
+            if (!Platform::template at_thread_exit<&exit_thread>(cache)) delete std::exchange(cache, exited());
         }
         return cache == exited() ? nullptr : cache;
     }
@@ -220,6 +220,12 @@ private:
             slab = next;
         }
         delete &cache;
+    }
+
+    // C5, called by the Platform at the thread's exit.
+    static void exit_thread(void* cache) noexcept {
+        current() = exited();
+        abandon(*static_cast<Cache*>(cache));
     }
 };
 

@@ -20,9 +20,20 @@ namespace zap {
 
 struct LinuxPlatform : detail::StdPrimitives {
     // spawn.hpp's heap tasks come from closure_alloc.hpp's per-thread blocks.
-    // Linux only for now: built with MinGW-w64 and run under Wine, the first
-    // closure test page-faulted (a write near address 0x28); not yet found.
     static constexpr bool recycles_closures = true;
+
+    // Calls Fn(arg) when the calling thread exits; once per Fn and thread.
+    // A thread_local's destructor: glibc runs those while the thread's
+    // other thread_locals can still be read and written.
+    template <void (*Fn)(void*)>
+    static bool at_thread_exit(void* arg) noexcept {
+        struct Exit {
+            void* arg;
+            ~Exit() { Fn(arg); }
+        };
+        static thread_local Exit registered{arg};  // constructed by the thread's one call
+        return registered.arg == arg;
+    }
 
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc = Loc::current()) noexcept {

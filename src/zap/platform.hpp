@@ -63,7 +63,12 @@
 //
 //   Optional: static constexpr bool recycles_closures; when present, the
 //   drop-in layer's heap tasks come from closure_alloc.hpp's per-thread
-//   blocks instead of one allocate() each (StdPlatform; not the models).
+//   blocks instead of one allocate() each (the Linux and Windows
+//   platforms; not the portable one or the models), and the Platform has
+//     template <void (*Fn)(void*)> static bool at_thread_exit(void* arg) noexcept;
+//   which calls Fn(arg) when the calling thread exits (registered once
+//   per Fn and thread), handing it `arg` without reading a thread_local;
+//   false: it cannot.
 //
 // Capacities are constants of the Platform so that a model can shrink them
 // (a ring of 2 to 4 slots makes overflow and wrap-around reachable in a few

@@ -112,11 +112,9 @@
 //            spawned) is false while a worker spins, and once it has given
 //            the role back S2 leaves nothing unannounced.
 //       tla/Pool.tla (Spin = TRUE: MCSpin, MCSpinSmall) checks S1-S2 as
-//       OneWaking, NoTaskLost and WorkConserving; MCMutSpinKeep, a spinner
-//       that sleeps keeping the role, fails WorkConserving, and the Relacy
-//       seed spin-keeps-role deadlocks. tests/test_spin.cpp counts the
-//       threads inside a spin hint at once: S1's one (four with the seed
-//       spin-without-role), and none with spin_rounds = 0.
+//       OneWaking, NoTaskLost and WorkConserving (a spinner that sleeps with
+//       the role fails WorkConserving: MCMutSpinKeep; Relacy: seed
+//       spin-keeps-role); tests/test_spin.cpp counts the spinners (S1).
 //
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From

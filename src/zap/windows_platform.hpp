@@ -41,6 +41,7 @@
 #include <iterator>
 #include <limits>
 #include <new>
+#include <utility>
 
 namespace zap {
 
@@ -54,6 +55,27 @@ struct WindowsThread {
 };
 
 struct WindowsPlatform : detail::StdPrimitives {
+    // spawn.hpp's heap tasks come from closure_alloc.hpp's per-thread blocks.
+    static constexpr bool recycles_closures = true;
+
+    // Calls Fn(arg) when the calling thread exits, through a fiber-local
+    // slot's callback, which Windows hands the slot's value. Not a
+    // thread_local's destructor: MinGW-w64 frees its emulated thread_locals
+    // before it runs those, so a destructor that read the thread's Cache
+    // pointer read a fresh null (a write to address 0x28, seen under Wine).
+    // For the same reason a late destructor can call again for the same Fn
+    // while the thread exits: that call is chained to the earlier one.
+    template <void (*Fn)(void*)>
+    static bool at_thread_exit(void* arg) noexcept {
+        static const DWORD slot = FlsAlloc(&run_exit_calls<Fn>);
+        if (slot == FLS_OUT_OF_INDEXES) return false;
+        auto* call = new (std::nothrow) ExitCall{arg, static_cast<ExitCall*>(FlsGetValue(slot))};
+        if (call == nullptr) return false;
+        if (FlsSetValue(slot, call)) return true;
+        delete call;
+        return false;
+    }
+
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc = Loc::current()) noexcept {
         if (timeout == nullptr) {
@@ -122,6 +144,18 @@ struct WindowsPlatform : detail::StdPrimitives {
     }
 
 private:
+    struct ExitCall {
+        void* arg;
+        ExitCall* next;  // registered before this one
+    };
+    template <void (*Fn)(void*)>
+    static void NTAPI run_exit_calls(void* first) {
+        for (auto* call = static_cast<ExitCall*>(first); call != nullptr;) {
+            Fn(call->arg);
+            delete std::exchange(call, call->next);
+        }
+    }
+
     static unsigned __stdcall start(void* argument) {
         auto* self = static_cast<WindowsThread*>(argument);
         current_thread() = self;
