@@ -10,6 +10,8 @@
 //                         pool.schedule()` for hop.
 //   zap (parallel_invoke) when ThreadPool::parallel_invoke exists: fib and
 //                         qsort, forking with it.
+//   zap (in-pool)         with the drop-in layer: pingpong only, both ends
+//                         on pool threads (Go's row's shape).
 //
 // Built against a patched copy of src/ (bench/run --zap-patch FILE), every
 // row name ends in " + patch" (ZAP_BENCH_ROW_SUFFIX), so both builds run
@@ -39,6 +41,7 @@ namespace {
 const std::string low_level = "zap (low-level)" ZAP_BENCH_ROW_SUFFIX;
 const std::string drop_in = "zap (drop-in)" ZAP_BENCH_ROW_SUFFIX;
 const std::string invoke = "zap (parallel_invoke)" ZAP_BENCH_ROW_SUFFIX;
+const std::string in_pool = "zap (in-pool)" ZAP_BENCH_ROW_SUFFIX;
 
 zap::Config pool_config() {
     zap::Config config;
@@ -113,6 +116,33 @@ struct DropIn {
     zap::ThreadPool pool;
     Signal hop_ended;  // outlives every hopper's set()
 };
+
+// pingpong with both ends on pool threads, as Go's row has them (its main
+// goroutine is one the runtime schedules, and the goroutine it readies runs
+// next on the same thread): one task runs the rounds, each a TaskGroup::run
+// and wait(). The wait helps, so the child runs on whichever worker takes
+// it first - the waiting one from its own ring, or the spinning one by a
+// steal. The other rows post from the external thread, a cross-thread
+// hand-off every round.
+bool in_pool_pingpong(std::uint64_t size, Meter& meter, Outcome& out) {
+    zap::ThreadPool pool(pool_config());
+    pool.warm(threads);
+    auto rounds = [&pool](std::uint64_t n) {
+        pool.submit([&pool, n] {
+                zap::TaskGroup pong(pool);
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    pong.run([] {});
+                    pong.wait();
+                }
+            })
+            .get();
+        return Outcome{n, n};
+    };
+    rounds(warmup_size("pingpong", size));
+    out = meter.measure([&] { return rounds(size); });
+    meter.idle_second();
+    return true;
+}
 #endif
 
 template <class Pool>
@@ -162,6 +192,7 @@ std::vector<std::string> variants() {
     std::vector<std::string> rows{low_level};
 #ifdef ZAP_BENCH_DROP_IN
     rows.push_back(drop_in);
+    rows.push_back(in_pool);
 #endif
     if constexpr (HasParallelInvoke<zap::ThreadPool>) rows.push_back(invoke);
     return rows;
@@ -172,6 +203,7 @@ bool run_workload(const std::string& variant, const std::string& workload, std::
     if (run_row<Continuation, LowLevel>(low_level, variant, workload, size, meter, out)) return true;
 #ifdef ZAP_BENCH_DROP_IN
     if (run_row<Blocking, DropIn>(drop_in, variant, workload, size, meter, out)) return true;
+    if (variant == in_pool) return workload == "pingpong" && in_pool_pingpong(size, meter, out);
 #endif
     if constexpr (HasParallelInvoke<zap::ThreadPool>) {
         if (variant == invoke) return Invoke<zap::ThreadPool>{}.run(workload, size, meter, out);

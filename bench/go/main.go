@@ -38,11 +38,16 @@ import (
 )
 
 const (
-	variant     = "Go goroutines"
-	yieldChains = 64
-	psumChunks  = 64
-	sortCutoff  = 32
-	randomSeed  = uint32(2463534242)
+	variant = "Go goroutines"
+	// pingpong only: the main goroutine locked to its OS thread
+	// (runtime.LockOSThread), so that each round is a hand-off between two
+	// threads, as in the C++ rows whose external thread is not the pool's.
+	// Unlocked, the goroutine main readies runs next on main's own thread.
+	lockedVariant = "Go (main locked to its thread)"
+	yieldChains   = 64
+	psumChunks    = 64
+	sortCutoff    = 32
+	randomSeed    = uint32(2463534242)
 )
 
 func xorshift32(state *uint32) uint32 {
@@ -433,6 +438,7 @@ func main() {
 	args := os.Args
 	if len(args) == 2 && args[1] == "--variants" {
 		fmt.Println(variant)
+		fmt.Println(lockedVariant)
 		return
 	}
 	if len(args) < 4 {
@@ -441,8 +447,11 @@ func main() {
 	}
 	name, workload := args[1], args[2]
 	size, _ := strconv.ParseUint(args[3], 10, 64)
-	if name != variant {
+	if name != variant && !(name == lockedVariant && workload == "pingpong") {
 		os.Exit(3)
+	}
+	if name == lockedVariant {
+		runtime.LockOSThread()
 	}
 	threads := 2
 	if t, err := strconv.Atoi(os.Getenv("BENCH_THREADS")); err == nil && t > 0 {
