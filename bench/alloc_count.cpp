@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/alloc_count.cpp - counts every heap allocation of the process.
 //
 // Defining malloc and friends in the executable interposes them for the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/asio_bench.cpp - Boost.Asio's thread_pool: post() a lambda per task,
 // the continuation-passing workloads of continuation.hpp (a task cannot wait
 // for another on a 2-thread post()-only pool without risking deadlock).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/blocking.hpp - the fork/join and flat workloads written once in the
 // blocking style: fork = group.run(f), join = group.wait(), where the waiting
 // thread runs other tasks meanwhile. oneTBB's task_group and zap's TaskGroup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/continuation.hpp - every workload written once, continuation-passing,
 // over an executor that can only post a task (no waiting inside a task).
 //

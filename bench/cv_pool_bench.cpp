@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/cv_pool_bench.cpp - the baseline everybody writes first: one
 // std::deque of std::function behind one mutex, workers sleeping on one
 // condition variable, notify_one per post. Runs the continuation-passing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/futex_floor_bench.cpp - the floor of an idle-pool round trip: two
 // threads passing a token through two futex-backed signals, each sleeping in
 // the kernel between turns. One round trip = two wakes and two sleeps, the

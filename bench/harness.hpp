@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/harness.hpp - what every benchmark binary shares: the command line,
 // the workload sizes' checksums, the clock, the counters beside time (heap
 // allocations, peak RSS, CPU burned while idle) and the one output line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/main.cpp - the command line of every benchmark binary.
 //
 //   bench_<peer> --variants                         its rows, one per line

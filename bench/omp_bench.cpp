@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/omp_bench.cpp - OpenMP's rows, one binary per compiler (g++ with
 // libgomp, clang++ with libomp; bench/run builds both). Fork = `omp task`,
 // join = `taskwait`, inside one `parallel` region of 2 threads whose `single`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/tbb_bench.cpp - oneTBB's row: task_group for the fork/join and flat
 // workloads (blocking.hpp), parallel_reduce for psum, task_arena::enqueue
 // for pingpong. The external thread is TBB's master thread: it runs tasks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/zap_bench.cpp - zap's rows.
 //
 //   zap (low-level)       intrusive tasks through ThreadPool::schedule (one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/zap_line.cmake - zap_line(), shared by the Relacy model (model/) and
 # the GenMC model (model/genmc/): their tests name call sites by line, found
 # by text at configure time, so ZAP_MUTATE entries follow edits of src/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cancelling a TaskGroup: a search over many chunks stops scheduling work once
 // one child has found what it looks for. Children that have not started when
 // cancel() is called never run; running ones see the request through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // C++20 coroutines on a zap pool: `co_await pool.schedule()` moves the
 // coroutine onto one of the pool's workers, and allocates nothing (the task
 // the pool links lives in the coroutine's frame). zap brings no coroutine

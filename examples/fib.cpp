@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fibonacci with TaskGroup: each call runs fib(n - 1) as a child and
 // computes fib(n - 2) itself, then waits. Waiting on a worker runs other
 // tasks of the pool, so the recursion works on any number of threads.

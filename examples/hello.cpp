@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The smallest program: schedule a batch of tasks, let the destructor run them.
 #include <zap/zap.hpp>
 

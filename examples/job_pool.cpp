@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The job pool pattern (seed 004) on zap: a master pre-loads a job queue and
 // seeds an ObjectPool with N empty containers; taking a container from the
 // pool gates each dispatch, so at most N jobs are in flight; the job goes in

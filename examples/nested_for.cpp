@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Nested parallel_for: a matrix product C = A * B, rows in parallel and,
 // inside each row, columns in parallel. The inner loops run on the pool's
 // workers; their waits run other pieces meanwhile, so nesting is safe even

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Quick start: hand callables to the pool with submit() and collect their
 // results (or exceptions) through std::future.
 #include <zap/zap.hpp>

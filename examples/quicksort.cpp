@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parallel quicksort with parallel_invoke: each partition step forks the two
 // halves; small ranges sort serially. Nothing is allocated per fork (the
 // stealable half lives on this stack frame). Checks its own result: the

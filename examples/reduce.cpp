@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Deterministic reductions: the same float sum, bit for bit, on pools of 1,
 // 2 and 4 threads, because parallel_reduce groups the terms by a tree that
 // depends on the range's size only (docs/drop_in.md, "Reductions"). A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timed waits: TaskGroup::wait_for (and WaitGroup::wait_for) returns false
 // when the timeout passes first. The children keep running and the group
 // stays as it was, ready for another wait. Three uses: report progress while

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-worker scratch with worker_index(): each worker keeps its own partial
 // histogram and adds to it without atomics or locks; the calling thread,
 // which runs a piece of the loop too, has its own. And

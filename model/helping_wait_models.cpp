@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/helping_wait_models.cpp - Relacy models of the helping wait
 // (Protocol H, src/zap/helping_wait.hpp).
 //

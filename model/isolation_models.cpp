@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/isolation_models.cpp - Relacy models of ThreadPool::isolate()
 // (src/zap/isolation.hpp, Protocol I).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/lifecycle_models.cpp - shutdown(), join() and the destructor on
 // different threads (Protocol B of thread_pool.hpp, issue 9).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/model_main.cpp - the main() of every Relacy model binary.
 //
 // Usage: BINARY TEST [--sched full|bound|random] [--bound N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/model_registry.hpp - how a Relacy model becomes a runnable test.
 //
 // Each model file registers its models at namespace scope:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/model_support.hpp - what every Relacy model file shares: the
 // instantiations of src/zap on the Relacy platform, a task that counts its
 // runs, and the base every model derives from.

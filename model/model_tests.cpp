@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/model_tests.cpp - Relacy models of zap's parts and of the whole pool.
 // Each model registers itself at the end of this file (model_registry.hpp);
 // model_main.cpp runs them by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/mutation.hpp - the run-time ordering override table (issue 4).
 //
 // One model binary serves every ordering mutant: the environment variable

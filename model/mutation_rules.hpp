@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/mutation_rules.hpp - what an ordering override means, shared by the
 // two checkers' platforms: the Relacy model reads its overrides from the
 // environment at run time (mutation.hpp), the GenMC model gets them compiled

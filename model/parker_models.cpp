@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/parker_models.cpp - Relacy models of the Parker (parker.hpp), the
 // Lock (lock.hpp) and the HandoffQueue under Mailbox and ObjectPool
 // (handoff_queue.hpp), on the same templates production uses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/relacy_platform.hpp - the Platform (src/zap/platform.hpp) that runs
 // zap's templates inside Relacy, the C++ memory-model checker.
 //

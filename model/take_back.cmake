@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The take-back models (model/take_back_models.cpp; included from
 # model/CMakeLists.txt): the ring's steps 5-6 and parallel_invoke's J1-J7, in
 # their own binary with a ring of four slots so a steal can take two tasks.

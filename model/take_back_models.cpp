@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/take_back_models.cpp - Relacy models of the ring's take-back
 // (buffer.hpp steps 5 and 6) and of parallel_invoke's fork/join
 // (parallel_invoke.hpp J1-J7). Built into its own binary, zap_model_take_back, with a ring of four

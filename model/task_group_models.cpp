@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/task_group_models.cpp - Relacy models of TaskGroup's cancellation
 // (Protocol C, src/zap/cancellation.hpp, and steps 6-7 of task_group.hpp):
 // the real BasicTaskGroup on the Relacy platform, its children real heap

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Model test registrations (included from model/CMakeLists.txt).
 #
 # Label `model`: each claim under a bounded search (context bound = number of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/wait_for_models.cpp - Relacy models of the timed waits
 // (WaitGroup::wait_for: step 5 of src/zap/wait_group.hpp, T1-T4, W1, W2).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/warm_models.cpp - warm() against the pool's spawn accounting.
 //
 // warm() and notify_slow() both reserve a worker slot with a CAS on Sync

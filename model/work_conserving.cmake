@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The work-conservation models (model/work_conserving_models.cpp; included
 # from model/CMakeLists.txt): thread_pool.hpp A4 and P6, in their own binary
 # with a ring of four slots, so that three members fit in one ring and a

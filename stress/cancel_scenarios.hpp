@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/cancel_scenarios.hpp - TaskGroup::cancel() under load (Protocol C of
 // src/zap/cancellation.hpp): groups of children, some running more children,
 // canceled at a random moment by a child, by the owner or by an outside

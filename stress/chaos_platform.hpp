@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/chaos_platform.hpp - the production platform with noise injected at
 // every primitive the pool uses, so that the real code meets schedules that a
 // quiet 2-core machine rarely produces.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/coroutine_scenarios.hpp - `co_await pool.schedule()` under load
 // (src/zap/schedule_awaiter.hpp): coroutines started from two outside
 // threads and from tasks hop onto the pool again and again, while tasks of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/drop_in_scenarios.hpp - the drop-in layer under load: nested
 // parallel_for / for_each inside TaskGroup children, with submit() traffic
 // from an outside thread and injected exceptions, on pools of 1 to 4

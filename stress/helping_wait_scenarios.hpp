@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/helping_wait_scenarios.hpp - helping waits (src/zap/helping_wait.hpp)
 // under load: workers wait for groups that are completed from outside the
 // pool, by tasks scheduled from outside while the waiters sleep, and by

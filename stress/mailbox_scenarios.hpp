@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/mailbox_scenarios.hpp - Mailbox and ObjectPool under real threads,
 // on the production and the chaos platform (spurious futex returns, wake-alls,
 // preemption at every atomic operation).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap_stress: runs the stress scenarios on the production platform and/or the
 // chaos platform, checks their invariants, and turns a hang into a failure.
 //

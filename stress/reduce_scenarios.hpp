@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/reduce_scenarios.hpp - parallel_reduce and transform_reduce under
 // load (src/zap/parallel_reduce.hpp): float sums over random sizes on pools
 // of 1 to 4 threads, from outside the pool and from inside its tasks, nested

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/scenarios.hpp - the stress scenarios, each a template on the
 // Platform so that the production platform and the chaos platform run the
 // very same code against the very same pool source.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/trace.hpp - what the watchdog prints when a run hangs or a check
 // fails: the run's identity (scenario, platform, seed), the scenario's
 // progress counters, and one slot per thread saying what it did last.

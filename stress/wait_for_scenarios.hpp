@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/wait_for_scenarios.hpp - timed waits under load (WaitGroup::wait_for
 // and TaskGroup::wait_for: step 5 of src/zap/wait_group.hpp, step 8 of
 // task_group.hpp). Groups of children run on pools of 1 to 3 threads; each

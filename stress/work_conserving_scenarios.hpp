@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/work_conserving_scenarios.hpp - work conservation (thread_pool.hpp
 // A4, P6) under load: k tasks (2 <= k <= max_threads) that each wait until
 // all k have started, scheduled from outside or from a running task, one

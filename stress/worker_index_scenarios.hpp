@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stress/worker_index_scenarios.hpp - worker_index() and
 // Config::on_unhandled_exception under load: per-worker scratch written with
 // plain (non-atomic) adds from parallel_for pieces, TaskGroup children,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/counting_new.hpp - counts every operator new of the test binary that
 // includes it (include it in one source file only: it replaces the global
 // operator new and delete), for the allocation-free claims: parallel_invoke,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/counting_platform.hpp - the production platform with a count of the
 // allocations made through Platform::allocate, for the drop-in layer's
 // allocation claims (one block per heap task, none for parallel_for).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/detached.hpp - the least a coroutine needs to run on a pool, for the
 // tests, the stress scenarios and the benchmarks of `co_await pool.schedule()`:
 // it starts at once, nobody awaits it, and its frame goes when it ends (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/doc_snippets.py DOC... - the code a document shows is code that runs.
 
 A fenced C++ block that follows the line `<!-- example: examples/NAME.cpp -->`

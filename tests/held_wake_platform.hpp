@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/held_wake_platform.hpp - a platform that holds a done() between its
 // wake-up and its last write, for the tests of W1 (wait_group.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a test asks the operating system about the calling thread: its name,
 // its stack size, how often it has slept. Each answer is empty where the
 // system has no such thing, and the test then reports SKIPPED, never a pass.

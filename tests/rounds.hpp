@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How many rounds a repeated race test runs: its own count natively, and
 // that count divided by ZAP_TEST_ROUNDS_DIVISOR when the variable is set.
 // tools/emulate sets it for the Windows and arm64 runs: there a thread start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/sentinel.hpp - a capture that counts its destruction, for the rules on
 // when a callable and its captures are gone (spawn/submit, TaskGroup's skipped
 // children). Moved-from copies count nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Config::max_threads' default: the affinity mask and the cgroup CPU quota
 // (available_parallelism.hpp). The quota cases read a fake system tree (the
 // `system_root` seam); the mask is narrowed for real, in-process here, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Batch: push, push(Batch&&), pop, size; stale links of reused tasks are cleared.
 #include <zap/zap.hpp>
 

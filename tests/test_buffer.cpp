@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Buffer: the ring alone and with a thief; overflow migrates half; indices
 // wrap; the owner takes its newest task back (step 5) against thieves.
 #include <zap/zap.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // closure_alloc.hpp: the heap tasks' recycled blocks. A Platform of its own
 // counts the memory ClosureMemory takes from it, so each test sees its slabs
 // come and go (the production instantiation, used by spawn.hpp, is apart).

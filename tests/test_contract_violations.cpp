@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Contract violations: each misuse that debug builds catch, and what release
 // builds do instead where the headers promise something (src/zap/assert.hpp:
 // a failed check prints "zap: contract violated: <rule>" and aborts). The

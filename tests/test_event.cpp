@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Event: notifications are kept until taken, shutdown wakes every waiter for good.
 #include <zap/zap.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Who a helping wait's wake-ups reach (helping_wait.hpp H7): a group's last
 // done() wakes that group's waiter alone (K2), and new work wakes a helper
 // only when no idle worker or new one can take it (K1), one at a time.

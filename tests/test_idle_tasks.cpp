@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Idle tasks (schedule_idle, Worker::run_idle_tasks): an idle task that
 // re-queues itself waits for the worker's next idle turn, so it neither keeps
 // the worker from its other tasks nor from sleeping; at shutdown the worker

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ThreadPool::isolate() (isolation.hpp): inside it, a helping wait runs only
 // tasks created inside the call, and their descendants.
 //

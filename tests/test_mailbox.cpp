@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Mailbox: FIFO per sender, many senders and receivers, close() wakes every
 // receiver and returns what was never received, a refused send leaves the
 // value with the caller, receive_for times out.

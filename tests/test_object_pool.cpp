@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ObjectPool: put/try_get/get/get_for, the newest object first, close()
 // wakes every getter and returns every object still held.
 #include "test_platforms.hpp"

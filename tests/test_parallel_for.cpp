@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // parallel_for and for_each: every index once, the pieces the range is cut
 // into, nesting on a pool of one thread, exceptions, the calling thread's share.
 #include "counting_platform.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ThreadPool::parallel_invoke: both halves run, from a worker, from outside
 // and from join()'s drain, with one worker and with several, stolen and not,
 // nested deeply, and with exceptions from either half (both still run, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // parallel_reduce and transform_reduce: the documented tree and nothing
 // else decides the result (a float sum bit for bit the same on 1, 2, 4 and
 // 64 threads, inside and outside the pool), order kept for a non-commutative

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parker: one token, remembered before park, no syscall for a waker of a
 // thread that is not parked, park_for times out, spurious returns tolerated.
 #include "test_platforms.hpp"

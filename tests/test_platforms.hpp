@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Platforms for the Parker, Mailbox and ObjectPool tests: the production
 // platform with its futex calls counted, or with every futex_wait returning
 // at once as a spurious wake-up would.

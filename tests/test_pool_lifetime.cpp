@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // shutdown() and join() on other threads while the destructor runs
 // (thread_pool.hpp B7). The destructor's own join() is held open by a
 // running task, so the other call provably starts while the pool is alive;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Queue: lists in, tasks out once each; the consumer lock; many producers.
 #include <zap/zap.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `co_await pool.schedule()`: the coroutine resumes on a worker of that pool,
 // from outside and from a worker, on one thread and several; a hop allocates
 // nothing; hops from many coroutines at once; after shutdown() it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // spawn() and submit(): heap tasks, their one allocation, exceptions,
 // lifetimes of the callable, and use after shutdown().
 #include "counting_platform.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Spawn failure injected through a test Platform: the first spawn fails,
 // every spawn fails, every other spawn fails. Every task still runs exactly
 // once: on the workers that exist, or on the joining thread when none do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The production platforms on their own: the futex calls, threads, names,
 // stack sizes and the thread-local, for each platform this system can run
 // (its native one and the portable one; docs/platforms.md). The rest of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Sync word: every field round-trips and stays in its own bits.
 #include <zap/sync.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TaskGroup: children, waits inside and outside the pool, exceptions,
 // the destructor, reuse; two pools waiting on each other; the bound on
 // nested helping; and what a helping wait does to a lock its waiter holds.

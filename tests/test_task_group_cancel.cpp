@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TaskGroup::cancel(), is_canceled(), stop_token(): children not started
 // when cancel() is called never run (their callables are destroyed uncalled)
 // and count as done; running ones see the stop request; wait() resets the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pool end to end, with 1, 2, 4 and 8 workers.
 #include <zap/zap.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // WaitGroup::wait_for and TaskGroup::wait_for (wait_group.hpp step 5,
 // task_group.hpp step 8): timed waits, from outside the pool and on its
 // workers, where they help as wait() does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // WaitGroup: counts, wakes, helps on workers, and may be destroyed right after wait().
 #include <zap/zap.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The contract's "Work-conserving" rule, tried as a user would: k tasks
 // (2 <= k <= max_threads) that each wait until all k have started. They
 // all complete only if no worker sleeps (or stays unspawned) while one of

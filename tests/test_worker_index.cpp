@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ThreadPool::worker_index(): 0 .. max_threads-1 on the pool's own workers
 // (hooks included), one index per worker and always the same one, nullopt everywhere else: outside
 // threads, another pool's workers, join()'s draining thread. And what it is

@@ -1,3 +1,4 @@
+\* SPDX-License-Identifier: MIT
 -------------------------------- MODULE Help --------------------------------
 (***************************************************************************)
 (* Protocol H of zap (src/zap/helping_wait.hpp): workers that wait for a   *)

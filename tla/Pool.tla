@@ -1,3 +1,4 @@
+\* SPDX-License-Identifier: MIT
 -------------------------------- MODULE Pool --------------------------------
 (***************************************************************************)
 (* The sleep/wake/shutdown/join protocol of the zap thread pool.           *)

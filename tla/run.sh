@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Model-check every configuration of tla/Pool.tla with TLC and compare each
 # outcome with the expected one.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Abridge a TLC counterexample: print, for each state, only the variables
 that changed since the previous state.  Usage: tracediff.py < tlc-output"""
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by tools/verify and tools/test: installs what is missing, builds a
 # preset, runs ctest labels and keeps a summary. Sourced, not run.
 set -euo pipefail

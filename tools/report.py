@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The summary of tools/verify and tools/test: one table per kind of check.
 
     tools/report.py DIR PRESET:LABEL:RC ...

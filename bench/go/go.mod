@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 module zap/bench/go
 
 go 1.19

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/go: Go's row in bench/run - goroutines on the Go runtime's
 // work-stealing scheduler, with the command line, workloads, sizes, checks
 // and output line of the C++ binaries (bench/main.cpp, bench/harness.hpp):

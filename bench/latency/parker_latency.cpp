@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/latency/parker_latency.cpp - idle-to-active latency (seed 003): how
 // long after another thread signals does an idle thread run again, and what
 // does the idle thread burn while it waits?

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/micro/per_operation.cpp - what one operation of zap costs, with
 // Google Benchmark (Debian's libbenchmark-dev): the figures bench/run's
 // whole-workload rows are made of.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/take_back/take_back.cpp - what parallel_invoke costs (docs/parallel_invoke.md).
 //
 //   fork cost   an un-stolen parallel_invoke of two empty halves on a worker,

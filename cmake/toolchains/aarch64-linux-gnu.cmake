@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Linux arm64 with Debian's cross compiler (g++-12-aarch64-linux-gnu), run
 # under qemu-user through tools/emulate (the `arm64` preset). Linked
 # statically, so qemu needs no arm64 libraries.

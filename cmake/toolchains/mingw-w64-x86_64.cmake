@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Windows x86-64 with MinGW-w64 (Debian: g++-mingw-w64-x86-64-posix, GCC 12
 # with std::thread), run under Wine through tools/emulate (the `windows`
 # preset). Linked statically, so Wine needs no MinGW DLLs.

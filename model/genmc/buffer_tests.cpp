@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/buffer_tests.cpp - the worker ring (src/zap/buffer.hpp) under
 // GenMC: push, pop, steal-half, overflow's migrate-half, take_back and
 // pop_back, each against thieves. The scenarios are the Relacy model's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/event_tests.cpp - the futex event (src/zap/event.hpp) under
 // GenMC: the Relacy models event_notify, event_two_sleepers,
 // event_late_notify and event_three_waiters (model/model_tests.cpp). Run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/genmc_platform.hpp - the Platform (src/zap/platform.hpp) that
 // runs zap's templates inside GenMC, the stateless model checker for C and
 // C++ under RC11 and IMM (docs/model.md, section 7).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/harness.hpp - what every GenMC test file shares: zap's
 // templates instantiated on the GenMC Platform, a task that counts its runs,
 // and threads started from lambdas.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/lin_queue.cpp - the intrusive Queue (src/zap/queue.hpp)
 // against sequential specifications, with GenMC's linearizability checker
 // (Relinche, GenMC v0.11: --collect-lin-spec on a specification, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/litmus_5f.cpp - the two-thread litmus behind buffer.hpp step
 // 5f (docs/orderings.md, "Step 5f"), without zap: x is the ring's head, y
 // its tail.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/parker_tests.cpp - the Parker (src/zap/parker.hpp) under
 // GenMC: the Relacy models parker_unpark, parker_timed and
 // parker_ping_pong (model/parker_models.cpp). Safety runs take spurious

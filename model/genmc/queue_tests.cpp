@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/queue_tests.cpp - the intrusive queue (src/zap/queue.hpp)
 // under GenMC: producers push lists, consumers take the try-lock, pop and
 // hand the cache on. The scenario is the Relacy model's `queue`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/genmc/wait_group_tests.cpp - the WaitGroup (src/zap/wait_group.hpp)
 // off the pool (no helping: the waiter is not a worker) under GenMC: the
 // Relacy models wait_group (model/model_tests.cpp) and wait_group_is_done

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/mutation/line_probe.cpp - which line std::source_location::current()
 // reports, as a default argument, for a call written over several lines.
 // model/mutation/sites.py assumes: the line of the called name. `model/mutate

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Renders docs/orderings.md from the parsed sites, the recorded verdicts
 (results.json, written by model/mutate) and the hand-written parts
 (intro.md and analysis.json). Deterministic: the same inputs give the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // model/mutation/scenarios.cpp - model scenarios added for the ordering
 // mutation table (docs/orderings.md): each one kills a weakening that the
 // main model suite (model/model_tests.cpp) let survive. Same Relacy platform,

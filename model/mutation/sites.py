@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Finds every memory-order argument and fence in src/zap/ by call site.
 
 The parser works on tokens, not on a hand-kept list: each

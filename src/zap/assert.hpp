@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/assert.hpp - contract checks.
 //
 // ZAP_ASSERT(condition, rule) checks an internal invariant or a rule of the

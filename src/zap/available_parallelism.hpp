@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/available_parallelism.hpp - how many threads this process can keep
 // running at once: the default of Config::max_threads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/backoff.hpp - waiting out another thread's last few instructions.
 //
 // Three waits in zap are for a thread that has done its part and has only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/batch.hpp - an unordered group of tasks, scheduled with one notify.
 //
 // Invariants, referenced where they are maintained:

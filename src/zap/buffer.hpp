@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/buffer.hpp - a worker's bounded ring of tasks: the owner pushes at the
 // tail and pops at the head (FIFO); thieves take half from the head; the
 // owner may take back the task it pushed last, at the tail (LIFO, step 5),

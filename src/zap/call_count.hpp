@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/call_count.hpp - the calls of an object's methods still under way, so
 // that its destructor can wait for them (thread_pool.hpp B7).
 //

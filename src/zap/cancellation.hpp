@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/cancellation.hpp - a TaskGroup's cancel flag, and the std::stop_source
 // behind its stop_token(), made only when someone asks for a token.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/closure_alloc.hpp - memory for the drop-in layer's heap tasks
 // (spawn.hpp: spawn, submit, TaskGroup::run) without the general allocator
 // on the common path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/config.hpp - how a pool is set up.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/deadline.hpp - when a timed wait gives up: Parker::park_for,
 // WaitGroup::wait_for and TaskGroup::wait_for.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/event.hpp - a futex-backed event holding at most one notification, that
 // can also be shut down for good.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/first_exception.hpp - keeps the first exception thrown by a group of
 // children, to rethrow it once every child has ended.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/handoff_queue.hpp - the mechanism under BasicMailbox and
 // BasicObjectPool: a closable store of values whose takers park, and whose
 // givers hand a value straight to the longest-waiting taker.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/helper_word.hpp - a worker's helper word: the futex word its helping
 // waits sleep on, and what the wakers of helping_wait.hpp (K1: new work, K2: a
 // group's last done()) change before they wake it. Its protocol and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/helping_wait.hpp - a worker that waits for a WaitGroup runs its pool's
 // tasks meanwhile, and when there is none it sleeps where both new work and
 // the group's last done() wake it: woken, not polled (outside isolate(), I4).

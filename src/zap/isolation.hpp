@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/isolation.hpp - ThreadPool::isolate(f): while f runs on a thread of
 // the pool, that thread's helping waits run only tasks created inside f and
 // their descendants (oneTBB's this_task_arena::isolate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/linux_platform.hpp - the Linux Platform: the futex system call for
 // futex_wait/futex_wake, joinable pthreads with the configured stack size,
 // thread names through pthread_setname_np (the first 15 bytes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/lock.hpp - a mutual-exclusion lock on one futex word, built on the
 // Platform so that the Relacy model checks it with the code that uses it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/mailbox.hpp - a closable many-to-many channel of values (seed 004).
 //
 // Senders send, receivers receive; a receiver with nothing to take parks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/object_pool.hpp - a closable pool of reusable objects, e.g. the seed
 // 004 containers that gate how many jobs are in flight.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/parallel_for.hpp - parallel_for and for_each: the range is cut in
 // halves until the pieces are no longer than the grain; the pool runs the
 // pieces, and the call returns once every call of f has.

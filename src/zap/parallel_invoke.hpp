@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/parallel_invoke.hpp - fork/join without allocation:
 // ThreadPool::parallel_invoke(a, b) runs a() and b(), possibly in parallel.
 //

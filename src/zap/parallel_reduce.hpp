@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/parallel_reduce.hpp - parallel_reduce and transform_reduce: a
 // reduction whose result depends on the range's size only, so that a
 // floating-point sum is the same bit for bit on 1, 2 or 64 threads, from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/parker.hpp - put one thread to sleep until another wakes it, with no
 // system call for the waker unless the owner really sleeps (seed 003).
 //

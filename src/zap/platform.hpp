@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/platform.hpp - the seam between the algorithm and the machine it runs on.
 //
 // Every template in src/zap/ takes a `Platform` parameter and touches shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/portable_platform.hpp - the Platform for any C++20 system: nothing but
 // the standard library. The default where zap has no native platform (macOS,
 // the BSDs); also built and tested on Linux (the `portable` preset).

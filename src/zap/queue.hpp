@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/queue.hpp - an unbounded intrusive queue: any number of producers push
 // lists of tasks without blocking; one consumer at a time, elected by a try-
 // lock bit, takes them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/schedule_awaiter.hpp - `co_await pool.schedule()`: a C++20 coroutine
 // suspends and resumes on one of the pool's workers, with no allocation.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/spawn.hpp - heap tasks: a callable made into a task with one
 // allocation; spawn() and submit() are built on them, and so are
 // TaskGroup's children (task_group.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/spin.hpp - spin, then sleep (issue 21).
 //
 // A thread about to sleep on a futex word first watches for what it waits

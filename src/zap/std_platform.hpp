@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/std_platform.hpp - zap::StdPlatform, the production Platform: the
 // native platform of the system being compiled for, chosen here and only
 // here (the algorithm's headers never test the operating system).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/std_primitives.hpp - what every production Platform shares: std::atomic,
 // plain fields, fences, the CPU's spin hint, the thread-local context and
 // aligned allocation. The three production platforms (linux_platform.hpp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/sync.hpp - the pool's packed coordination word.
 //
 // All of the pool's sleep/wake bookkeeping lives in one 32-bit word so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/task.hpp - the unit of work: a callback, an intrusive link and the
 // isolation region it was scheduled in.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/task_group.hpp - TaskGroup: run children on a pool, wait for all of
 // them, get the first exception any of them threw.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/thread_pool.hpp - the pool: scheduling, sleeping and waking workers,
 // lazy spawning, shutdown and join.
 //

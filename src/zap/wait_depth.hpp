@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/wait_depth.hpp - the bound on how deeply the drop-in layer's waits nest
 // on one thread's stack.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/wait_group.hpp - wait until a counted set of jobs has finished.
 //
 // One 32-bit word: the count in bits 0..28, HELPERS (bit 29: a worker of a

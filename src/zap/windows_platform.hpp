@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/windows_platform.hpp - the Windows Platform: WaitOnAddress and
 // WakeByAddressSingle/All for futex_wait/futex_wake (Windows 8 and later;
 // link with synchronization.lib, which the CMake target and zap.pc do),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/worker.hpp - one worker thread's queues, and where it looks for work.
 //
 // Each worker owns:

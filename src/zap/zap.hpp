@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
 // and the drop-in layer (spawn/submit/parallel_for/for_each/parallel_invoke,
 // parallel_reduce/transform_reduce, TaskGroup with cancel(), worker_index(),

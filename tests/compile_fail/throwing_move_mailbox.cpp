@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Must NOT compile: a Mailbox of a type whose move constructor may throw.
 // close() and the hand-off to a waiting receiver move values; a move that
 // throws there would lose one (handoff_queue.hpp, H3). The ctest

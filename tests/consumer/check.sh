@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds and runs tests/consumer in a scratch directory, consuming zap one way:
 #   check.sh add_subdirectory|fetchcontent|find_package|pkg-config <zap build dir> <zap source dir> <C++ compiler>
 #   check.sh --warnings <C++ compiler>    prints the strict warning flags (tests/CMakeLists.txt)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a consumer of zap compiles: the one include, the drop-in layer and
 // the low level, Parker, Mailbox and ObjectPool, nothing but the zap::zap
 // target (or pkg-config's flags). check.sh compiles it with strict warnings

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/rayon/src/bin/bench_rayon.rs - rayon's row in bench/run: the same
 // command line, workloads, sizes, checks and output line as the C++ binaries
 // (bench/main.cpp, bench/harness.hpp):
