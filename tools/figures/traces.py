@@ -82,8 +82,8 @@ SPECS = {
         "args": ["handover_push", "--sched", "random", "--iterations", "100000", "--expect", "deadlock"],
         "mutate": ("src/zap/thread_pool.hpp", "Platform::fence(std::memory_order_seq_cst);", 1, "acq_rel"),
         "source": "ZAP_MUTATE=src/zap/thread_pool.hpp:<A2's fence>=acq_rel zap_model_mutation handover_push",
-        "threads": {"0": "client: schedule(B)", "1": "worker W2", "2": "worker W1"},
-        "keep": r"sync_|Sync|stack_|fence|tail_|blocking|DEADLOCK",
+        "threads": {"0": "client: schedule(A1, A2), then B; wait", "1": "worker W2", "2": "worker W1"},
+        "keep": r"load_sync|cas_sync|fence|Queue::push|blocking|DEADLOCK|NOT CURRENT|tail_\.store",
         "end": "DEADLOCK: B is queued and every worker sleeps",
         "caption": [
             "Only the steps on the Sync word, the global queue, the rings' tails and the fences are drawn "
@@ -295,6 +295,8 @@ def sync_names(value):
 
 def named(value, names):
     v = value.strip()
+    if v.isdigit() and 2**32 <= int(v) < 2**48:  # an address (a task, a tagged list head): differs every run
+        return "a pointer"
     if callable(names) and v.isdigit():
         return f"[{names(v)}]"
     return f"{v} ({names[v]})" if v in names else v
@@ -321,7 +323,8 @@ def describe(desc, code, names):
             return f"CAS fails spuriously (a weak CAS may){order}", stale, "load"
         return f"CAS fails: reads {named(f['orig'], names)}, not {named(f['cmp'], names)}{order}{older}", stale, "load"
     if "fence" in d:
-        return "fence" + order, False, "fence"
+        fence = re.match(r"(\w+) fence", d)
+        return f"{fence.group(1) if fence else ''} fence".strip(), False, "fence"
     rmw = re.match(r"(fetch_\w+|exchange)", d)
     if rmw and "futex_wait" in (code or "") and f.get("arg") == "0":
         return f"the kernel compares the word: {named(f['prev'], names)}", stale, "load"
