@@ -84,55 +84,59 @@ def draw_ring(svg, x, y, cap, head, tail, tasks, title, marks=(), shade=None):
         svg.text(cx + 4, base + 10, label, 11, color)
 
 
+CAP = 8  # slots drawn; production rings have ring_capacity(root)
+
+
+def tasks_from(first, last):
+    """Tasks a, b, c, ... at indices first .. last - 1."""
+    return {i: "abcdefghijklmnop"[i - first] for i in range(first, last)}
+
+
+def ring_pair(title, heading, tasks, before, after, height):
+    """A figure with the ring before and after a move. `before` and `after`:
+    (head, tail, caption, shade); head and tail get their arrows."""
+    svg = Svg(860, height, title)
+    svg.text(20, 26, heading, 12, "ink", weight="bold")
+    for x, (head, tail, caption, shade) in ((20, before), (450, after)):
+        draw_ring(svg, x, 70, CAP, head, tail, tasks, caption,
+                  [(head, f"head {head}", "ink"), (tail, f"tail {tail}", "blue")], shade)
+    return svg
+
+
 def ring_figure(root, name):
-    cap = 8
-    prod = ring_capacity(root)
-    letters = "abcdefghijklmnop"
     require_labels(root, "src/zap/buffer.hpp", ["1.", "2.", "3.", "B1", "B2", "B4", "B5"])
     if name == "ring-push":
-        svg = Svg(860, 310, "Ring step 1: push")
-        svg.text(20, 26, "push (buffer.hpp step 1): the owner writes slots, then publishes them with one release store of tail", 12, "ink", weight="bold")
-        before = {i: letters[i - 10] for i in range(10, 13)}
-        after = {i: letters[i - 10] for i in range(10, 15)}
-        draw_ring(svg, 20, 70, cap, 10, 13, before, "before: head 10, tail 13",
-                  [(10, "head 10", "ink"), (13, "tail 13", "blue")])
-        draw_ring(svg, 450, 70, cap, 10, 15, after, "after push(d, e)",
-                  [(10, "head 10", "ink"), (15, "tail 15", "blue")], {13: "green", 14: "green"})
+        svg = ring_pair("Ring step 1: push",
+                        "push (buffer.hpp step 1): the owner writes slots, then publishes them with one release store of tail",
+                        tasks_from(10, 15), (10, 13, "before: head 10, tail 13", None),
+                        (10, 15, "after push(d, e)", {13: "green", 14: "green"}), 310)
         svg.lines(20, 200, [
             "head and tail are free-running 64-bit indices (B1); slot = index % capacity.",
             "1. write d, e into slots [5], [6] (relaxed: a thief may read a slot it will not win)",
             "2. tail.store(15, release): a thief's acquire load of tail that reads 15 sees both slots",
             "Only the owner writes tail and the slots; a slot is overwritten only after an acquire of head",
-            f"past the thieves' CASes that read it (B5). Capacity 8 here; {prod} in production (std_primitives.hpp).",
+            f"past the thieves' CASes that read it (B5). Capacity {CAP} here; {ring_capacity(root)} in production (std_primitives.hpp).",
         ], 12, "muted")
-        return svg
-    if name == "ring-pop":
-        svg = Svg(860, 270, "Ring step 2: pop")
-        svg.text(20, 26, "pop (step 2): the owner takes the oldest task with a CAS of head, racing the thieves (FIFO)", 12, "ink", weight="bold")
-        tasks = {i: letters[i - 10] for i in range(10, 15)}
-        draw_ring(svg, 20, 70, cap, 10, 15, tasks, "before: head 10, tail 15",
-                  [(10, "head 10", "ink"), (15, "tail 15", "blue")], {10: "amber"})
-        draw_ring(svg, 450, 70, cap, 11, 15, tasks, "after: head.CAS(10, 11) won, the owner runs a",
-                  [(11, "head 11", "ink"), (15, "tail 15", "blue")])
+    elif name == "ring-pop":
+        svg = ring_pair("Ring step 2: pop",
+                        "pop (step 2): the owner takes the oldest task with a CAS of head, racing the thieves (FIFO)",
+                        tasks_from(10, 15), (10, 15, "before: head 10, tail 15", {10: "amber"}),
+                        (11, 15, "after: head.CAS(10, 11) won, the owner runs a", None), 270)
         svg.lines(20, 200, [
             "head is the one index owner and thieves both move, always with a CAS, one slot at a time (B2, B4).",
             "The owner reads the slot after its CAS: only it writes slots, so the slot cannot change under it.",
         ], 12, "muted")
-        return svg
-    if name == "ring-steal-half":
-        svg = Svg(860, 400, "Ring step 3: steal half")
-        svg.text(20, 26, "steal (step 3): a thief with an empty ring takes half of the victim's tasks, rounded up, one CAS each", 12, "ink", weight="bold")
-        victim = {i: letters[i - 10] for i in range(10, 15)}
-        draw_ring(svg, 20, 70, cap, 10, 15, victim, "victim before: 5 tasks, so the thief wants 5 - 5/2 = 3",
-                  [(10, "head 10", "ink"), (15, "tail 15", "blue")], {10: "amber", 11: "amber", 12: "amber"})
-        draw_ring(svg, 450, 70, cap, 13, 15, victim, "victim after three claims: head 13",
-                  [(13, "head 13", "ink"), (15, "tail 15", "blue")])
-        thief = {40: "a", 41: "b", 42: "c"}
-        draw_ring(svg, 450, 210, cap, 40, 42, thief, "thief's ring after: a, b published (tail 42); c runs now",
+    elif name == "ring-steal-half":
+        svg = ring_pair("Ring step 3: steal half",
+                        "steal (step 3): a thief with an empty ring takes half of the victim's tasks, rounded up, one CAS each",
+                        tasks_from(10, 15),
+                        (10, 15, "victim before: 5 tasks, so the thief wants 5 - 5/2 = 3", {10: "amber", 11: "amber", 12: "amber"}),
+                        (13, 15, "victim after three claims: head 13", None), 400)
+        draw_ring(svg, 450, 210, CAP, 40, 42, {40: "a", 41: "b"}, "thief's ring after: a, b published (tail 42); c runs now",
                   [(40, "head 40", "ink"), (42, "tail 42", "blue")], {40: "green", 41: "green"})
-        svg.rect(450 + 3 * SLOT_W + 3, 213, SLOT_W - 6, SLOT_H - 6, fill="amber_bg", stroke="amber", rx=2, dash=True)
-        svg.text(450 + 3 * SLOT_W + SLOT_W / 2, 213 + SLOT_H / 2 + 2, "c", 13, "amber", "middle", "bold")
-        svg.text(450 + 4 * SLOT_W + 6, 231, "<- c: not published, run now", 11, "amber")
+        svg.rect(450 + 2 * SLOT_W + 3, 213, SLOT_W - 6, SLOT_H - 6, fill="amber_bg", stroke="amber", rx=2, dash=True)
+        svg.text(450 + 2 * SLOT_W + SLOT_W / 2, 213 + SLOT_H / 2 + 2, "c", 13, "amber", "middle", "bold")
+        svg.text(450 + 3 * SLOT_W + 6, 262, "c: not published; runs now", 11, "amber")
         svg.lines(20, 210, [
             "each claim: load victim head, then tail",
             "(seq_cst; the tail load acquires the slots),",
@@ -147,23 +151,19 @@ def ring_figure(root, name):
             "in one steal instead of coming back for one task at a time; the stolen tasks sit in the thief's ring, where",
             "other thieves can take half again (Stole::more tells the pool to wake one more worker for them, A4).",
         ], 12, "muted")
-        return svg
-    if name == "ring-overflow":
-        svg = Svg(860, 330, "Ring step 1, overflow: migrate half")
-        svg.text(20, 26, "overflow (step 1): a full ring moves half of itself, with one CAS of head, to the owner's overflow queue", 12, "ink", weight="bold")
-        full = {i: letters[i - 10] for i in range(10, 18)}
-        draw_ring(svg, 20, 70, cap, 10, 18, full, "before: full (tail - head == 8), pushing i",
-                  [(10, "head 10", "ink"), (18, "tail 18", "blue")], {10: "amber", 11: "amber", 12: "amber", 13: "amber"})
-        draw_ring(svg, 450, 70, cap, 14, 18, full, "after head.CAS(10, 14) (acquire)",
-                  [(14, "head 14", "ink"), (18, "tail 18", "blue")])
-        x = 450
-        svg.text(x, 200, "overflow queue (queue.hpp) gets one list:", 12, "muted")
+    elif name == "ring-overflow":
+        svg = ring_pair("Ring step 1, overflow: migrate half",
+                        "overflow (step 1): a full ring moves half of itself, with one CAS of head, to the owner's overflow queue",
+                        tasks_from(10, 18),
+                        (10, 18, "before: full (tail - head == 8), pushing i", {10: "amber", 11: "amber", 12: "amber", 13: "amber"}),
+                        (14, 18, "after head.CAS(10, 14) (acquire)", None), 330)
+        svg.text(450, 200, "overflow queue (queue.hpp) gets one list:", 12, "muted")
         for n, t in enumerate("abcdi"):
-            svg.rect(x + n * 62, 212, 40, 28, fill="amber_bg" if t != "i" else "green_bg",
-                     stroke="amber" if t != "i" else "green", rx=2)
-            svg.text(x + n * 62 + 20, 231, t, 13, "amber" if t != "i" else "green", "middle", "bold")
+            color = "green" if t == "i" else "amber"
+            svg.rect(450 + n * 62, 212, 40, 28, fill=f"{color}_bg", stroke=color, rx=2)
+            svg.text(450 + n * 62 + 20, 231, t, 13, color, "middle", "bold")
             if n < 4:
-                svg.line(x + n * 62 + 40, 226, x + n * 62 + 60, 226, "line", 1, arrow="line")
+                svg.line(450 + n * 62 + 40, 226, 450 + n * 62 + 60, 226, "line", 1, arrow="line")
         svg.lines(20, 200, [
             "The CAS claims the 4 oldest tasks at once:",
             "only the owner migrates, and thieves' CASes",
@@ -173,8 +173,9 @@ def ring_figure(root, name):
             "the ring keeps the newest half.",
         ], 12, "muted")
         svg.text(20, 305, "Why half: the ring keeps its newest half for its owner and thieves, frees room for the next pushes, and one CAS moves the rest.", 11, "muted")
-        return svg
-    raise KeyError(name)
+    else:
+        raise KeyError(name)
+    return svg
 
 
 # ---- the Sync word ------------------------------------------------------------
