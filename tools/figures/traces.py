@@ -189,7 +189,8 @@ def run_checker(spec, build_dir, tmp):
         # One worker and a fixed seed and fingerprint: the same trace every time.
         cmd = tlc + ["-workers", "1", "-seed", "1", "-fp", "1", "-cleanup", "-metadir", os.path.join(tmp, "meta-" + spec["config"]),
                      "-config", spec["config"] + ".cfg", "Pool.tla"]
-        return subprocess.run(cmd, cwd=os.path.join(ROOT, "tla"), capture_output=True, text=True).stdout
+        r = subprocess.run(cmd, cwd=os.path.join(ROOT, "tla"), capture_output=True, text=True)
+        return r.stdout + r.stderr
     if spec["kind"] == "genmc":
         dot = os.path.join(tmp, spec["test"] + ".dot")
         r = subprocess.run([os.path.join(ROOT, "model", "genmc", "run"), "--model", spec["model"], "--expect",
