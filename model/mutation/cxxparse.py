@@ -147,6 +147,7 @@ class Function:
         self.open, self.close = open_brace, close_brace
         self.is_constexpr = is_constexpr
         self.is_lambda = is_lambda
+        self.returns_void = False  # void, a constructor or destructor (lambdas: unknown, False)
         self.body = None  # Node(block)
 
 
@@ -191,6 +192,7 @@ class Source:
         has_assign = False
         is_constexpr = False
         last_ident_before_paren = None
+        returns_void = False
         init_list = False
         while i < end:
             t = toks[i]
@@ -235,6 +237,8 @@ class Source:
                         if k2 >= decl_start:
                             name = "operator" + "".join(x.text for x in toks[k2 + 1:i])
                     last_ident_before_paren = name
+                    returns_void = toks[k - 1].text == "void" or name.startswith("~") or \
+                        toks[k - 1].text in ("explicit", "inline", "constexpr", ";", "{", "}", ":") and name[:1].isupper()
                     has_paren = True
                 i = self.partner[i] + 1
                 continue
@@ -263,6 +267,7 @@ class Source:
                     if True:
                         name = "::".join(names[-1:] + [last_ident_before_paren or "?"])
                         self.functions.append(Function(name, body, self.partner[body], is_constexpr, False))
+                        self.functions[-1].returns_void = returns_void
                         self._lambdas_in(decl_start, body, names)
                         i = self.partner[body] + 1
                         decl_start, scope_kw, scope_name, has_paren, has_assign, is_constexpr = i, None, None, False, False, False

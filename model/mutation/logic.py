@@ -218,6 +218,11 @@ class FileMutants:
     def _break(self, func, s):
         src = self.src
         body = s.body
+        endless = s.cond is not None and (s.cond[0] == s.cond[1] or src.norm(*s.cond) == "true")
+        if endless and not func.returns_void:
+            # leaving `for (;;)` of a function that returns a value may fall
+            # off its end (undefined behaviour, not a logic change)
+            return
         head_end = s.cond[1] + 1 if s.kind != "do" and s.cond else (s.header[1] + 1 if s.kind == "for" else s.start + 1)
         m = self.add(func, "break", s.start, head_end, None)
         if body.kind == "block":
