@@ -129,6 +129,8 @@ foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K rand
   zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
                  ARGS ${name} --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
 endforeach()
+zap_model_test(NAME model.seed.notify_fences_schemata.sync_1w_2t BINARY zap_model_schemata MUTATE ${seed_fences}
+               ARGS sync_1w_2t --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
 
 # ---- bites: one weakened ordering per part model --------------------------
 # zap_bite_in(BINARY ...): the same, on another model binary (take_back.cmake).
@@ -141,6 +143,14 @@ macro(zap_bite name test file regex order expect)
   zap_bite_in(${Z} ${name} ${test} ${file} "${regex}" ${order} ${expect} ${ARGN})
 endmacro()
 zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
+# The same weakening on the schemata twin (mutation/schemata.cmake): its
+# lines are src/'s, so ZAP_MUTATE's PATH:LINE names the same call there and
+# an ordering mutant needs no build of its own either. After and inside a
+# seed's switch (thread_pool.hpp has several) only the generated #line keeps
+# them: model.seed.notify_fences_schemata checks that with A2/A5's fences
+# (wait()'s lies inside spin-zero-means-default's switch).
+zap_bite_in(zap_model_schemata queue_push_schemata queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race
+            --bound 1)
 zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
 # sync_2w_2t_child: the ring's unpublished slot. It was sync_2w_1t_child
 # until issue 11: there the waker now gives its role back, so the thief is

@@ -164,7 +164,8 @@ class Source:
     # ---- declaration level --------------------------------------------------
 
     def _skip_angles(self, i, end):
-        """From a `<` after `template`, the index after its matching `>`."""
+        """From a `<` (after `template`, or of a template's arguments), the
+        index after its matching `>`."""
         depth = 0
         while i < end:
             t = self.toks[i].text
@@ -482,22 +483,7 @@ class Source:
                 break
             k += 1
             if k < j and toks[k].text == "<" and toks[k].start == toks[k - 1].end:
-                # template arguments written without a space: skip them
-                depth = 0
-                while k < j:
-                    tt = toks[k].text
-                    if tt in "([{":
-                        k = self.partner[k] + 1
-                        continue
-                    if tt == "<":
-                        depth += 1
-                    elif tt == ">":
-                        depth -= 1
-                    elif tt == ">>":
-                        depth -= 2
-                    k += 1
-                    if depth <= 0:
-                        break
+                k = self._skip_angles(k, j)  # template arguments written without a space
             if k < j and toks[k].text == "::":
                 k += 1
                 continue
