@@ -9,12 +9,19 @@
 # and a Relacy history names the lines of src/. src/ itself is not touched.
 #
 # Each check a mutant can meet is compiled once against the copy, its
-# "schemata twin": the Relacy model binaries (in every build: the seeds'
-# ctests run on them), tests/test_spin.cpp (two seeds a unit test finds),
-# and, for model/mutate-logic only (target zap_mutant_checks, not built by
-# default), every unit test and the stress suite. twins.json tells
+# "schemata twin": the three Relacy model binaries the seeds' ctests run on
+# and tests/test_spin.cpp (two seeds a unit test finds) always; the twin of
+# model/mutation/scenarios.cpp, of every unit test and of the stress suite
+# with ZAP_MUTANT_CHECKS (on by default: model_logic_mutants_ci then samples
+# among every mutant the table calls killed, not only those a model killed).
+# Target zap_mutant_checks builds every twin. twins.json tells
 # model/mutate-logic which twin stands for which program.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+option(ZAP_MUTANT_CHECKS "Build every check's schemata twin (unit, stress) by default" ON)
+set(zap_mutant_only EXCLUDE_FROM_ALL)
+if(ZAP_MUTANT_CHECKS)
+  set(zap_mutant_only "")
+endif()
 
 set(ZAP_SCHEMATA_DIR ${CMAKE_BINARY_DIR}/schemata)
 file(GLOB zap_schemata_inputs ${PROJECT_SOURCE_DIR}/src/zap/*.hpp ${PROJECT_SOURCE_DIR}/model/seed/*.patch
@@ -71,6 +78,9 @@ zap_schemata_twin(zap_model_take_back zap_model_take_back_schemata)
 zap_schemata_model(zap_model_work_conserving_schemata 4 ${CMAKE_CURRENT_SOURCE_DIR}/work_conserving_models.cpp)
 zap_schemata_twin(zap_model_work_conserving zap_model_work_conserving_schemata)
 zap_schemata_model(zap_model_mutation_schemata 4 ${CMAKE_CURRENT_SOURCE_DIR}/mutation/scenarios.cpp)
+if(NOT ZAP_MUTANT_CHECKS)
+  set_target_properties(zap_model_mutation_schemata PROPERTIES EXCLUDE_FROM_ALL TRUE)  # no seed runs on it
+endif()
 zap_schemata_twin(zap_model_mutation zap_model_mutation_schemata)
 
 # The unit tests (tests/ is configured before model/) and the stress suite.
@@ -79,10 +89,10 @@ foreach(name ${zap_unit_tests})
   if(name STREQUAL "spin")
     zap_schemata_program(test_spin_schemata ${PROJECT_SOURCE_DIR}/tests/test_spin.cpp GTEST)
   else()
-    zap_schemata_program(test_${name}_schemata ${PROJECT_SOURCE_DIR}/tests/test_${name}.cpp EXCLUDE_FROM_ALL GTEST)
+    zap_schemata_program(test_${name}_schemata ${PROJECT_SOURCE_DIR}/tests/test_${name}.cpp ${zap_mutant_only} GTEST)
   endif()
   zap_schemata_twin(test_${name} test_${name}_schemata)
 endforeach()
-zap_schemata_program(zap_stress_schemata ${PROJECT_SOURCE_DIR}/stress/main.cpp EXCLUDE_FROM_ALL)
+zap_schemata_program(zap_stress_schemata ${PROJECT_SOURCE_DIR}/stress/main.cpp ${zap_mutant_only})
 zap_schemata_twin(zap_stress zap_stress_schemata)
 file(GENERATE OUTPUT ${ZAP_SCHEMATA_DIR}/twins.json CONTENT "{\n${ZAP_SCHEMATA_TWINS}  \"\": \"\"\n}\n")
