@@ -32,18 +32,15 @@ zap_model_test(NAME model.pool_parallel_invoke.random BINARY ${TB}
 # ---- seeded bugs: each model fails on one --------------------------------
 # steal-half-one-cas: a thief claims half of what it saw with one CAS (the
 # seed's steal), breaking B4; take-back-no-cas: the owner takes the last
-# task with a plain store instead of 5f's CAS.
-foreach(seed steal-half-one-cas take-back-no-cas)
-  zap_seed_tree(${seed} tree)
-  zap_take_back_binary(${TB}_seed_${seed} ${tree}/src ${tree}/stamp)
-endforeach()
-zap_model_test(NAME model.seed.take_back_steal_half_one_cas BINARY ${TB}_seed_steal-half-one-cas
+# task with a plain store instead of 5f's CAS. Both run on the schemata twin
+# (mutation/schemata.cmake).
+zap_model_test(NAME model.seed.take_back_steal_half_one_cas BINARY ${TB}_schemata SEED steal-half-one-cas
                ARGS take_back_nested --bound 3 --expect race LABEL model-teeth)
-zap_model_test(NAME model.seed.take_back_no_cas BINARY ${TB}_seed_take-back-no-cas
+zap_model_test(NAME model.seed.take_back_no_cas BINARY ${TB}_schemata SEED take-back-no-cas
                ARGS take_back_last --bound 2 --expect race LABEL model-teeth)
-zap_model_test(NAME model.seed.take_back_no_cas_fork_join BINARY ${TB}_seed_take-back-no-cas
+zap_model_test(NAME model.seed.take_back_no_cas_fork_join BINARY ${TB}_schemata SEED take-back-no-cas
                ARGS fork_join --bound 2 --expect race LABEL model-teeth)
-zap_model_test(NAME model.seed.take_back_no_cas_pop_back BINARY ${TB}_seed_take-back-no-cas
+zap_model_test(NAME model.seed.take_back_no_cas_pop_back BINARY ${TB}_schemata SEED take-back-no-cas
                ARGS pop_back_drain --bound 2 --expect race LABEL model-teeth)
 
 # ---- bites: one weakened ordering per claim --------------------------------

@@ -87,8 +87,8 @@ endforeach()
 
 
 # ---- seed behaviours (model/seed/*.patch): the models find each defect ----
-macro(zap_seed name binary_seed test expect)
-  zap_model_test(NAME model.seed.${name} BINARY zap_model_seed_${binary_seed} ARGS ${test} ${ARGN} --expect ${expect}
+macro(zap_seed name seed test expect)
+  zap_model_test(NAME model.seed.${name} BINARY zap_model_schemata SEED ${seed} ARGS ${test} ${ARGN} --expect ${expect}
                  LABEL model-teeth)
 endmacro()
 zap_seed(event_shutdown_wake event-shutdown-wake event_two_sleepers deadlock --bound 2)
@@ -129,6 +129,8 @@ foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K rand
   zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
                  ARGS ${name} --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
 endforeach()
+zap_model_test(NAME model.seed.notify_fences_schemata.sync_1w_2t BINARY zap_model_schemata MUTATE ${seed_fences}
+               ARGS sync_1w_2t --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
 
 # ---- bites: one weakened ordering per part model --------------------------
 # zap_bite_in(BINARY ...): the same, on another model binary (take_back.cmake).
@@ -141,6 +143,14 @@ macro(zap_bite name test file regex order expect)
   zap_bite_in(${Z} ${name} ${test} ${file} "${regex}" ${order} ${expect} ${ARGN})
 endmacro()
 zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
+# The same weakening on the schemata twin (mutation/schemata.cmake): its
+# lines are src/'s, so ZAP_MUTATE's PATH:LINE names the same call there and
+# an ordering mutant needs no build of its own either. After and inside a
+# seed's switch (thread_pool.hpp has several) only the generated #line keeps
+# them: model.seed.notify_fences_schemata checks that with A2/A5's fences
+# (wait()'s lies inside spin-zero-means-default's switch).
+zap_bite_in(zap_model_schemata queue_push_schemata queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race
+            --bound 1)
 zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
 # sync_2w_2t_child: the ring's unpublished slot. It was sync_2w_1t_child
 # until issue 11: there the waker now gives its role back, so the thief is
@@ -315,8 +325,8 @@ zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
 # (the spin would have to run out between the two schedule() calls).
 zap_seed(spin_keeps_role spin-keeps-role sync_1w_2t_serial deadlock --sched random --iterations 100000)
 
-# ---- seeds a unit test finds: tests/test_spin.cpp built against the seed's
-# tree (its own binary, label model-teeth), passing only when the test fails
+# ---- seeds a unit test finds: tests/test_spin.cpp's schemata twin with the
+# seed switched on (label model-teeth), passing only when the test fails
 # with the message that names the broken rule. A8 has two such rules that
 # no model states (a Relacy thread's spin hint is a yield, so "two spin at
 # once" is no state of the model):
@@ -325,15 +335,10 @@ zap_seed(spin_keeps_role spin-keeps-role sync_1w_2t_serial deadlock --sched rand
 # spin-zero-means-default: Config::spin_rounds = 0 is read as the default
 # bound, so a worker spins where the user turned the spin off.
 function(zap_unit_seed seed test message)
-  zap_seed_tree(${seed} tree)
-  set(target test_spin_seed_${seed})
-  add_executable(${target} ${PROJECT_SOURCE_DIR}/tests/test_spin.cpp ${tree}/stamp)
-  target_include_directories(${target} BEFORE PRIVATE ${tree}/src)
-  target_link_libraries(${target} PRIVATE zap::zap gtest gtest_main)
   string(REPLACE "-" "_" name ${seed})
-  add_test(NAME model.seed.${name} COMMAND ${target} --gtest_filter=Spin.${test})
+  add_test(NAME model.seed.${name} COMMAND test_spin_schemata --gtest_filter=Spin.${test})
   set_tests_properties(model.seed.${name} PROPERTIES LABELS model-teeth TIMEOUT 300
-                       PASS_REGULAR_EXPRESSION "${message}")
+                       ENVIRONMENT "ZAP_MUTANT=seed:${seed}" PASS_REGULAR_EXPRESSION "${message}")
 endfunction()
 zap_unit_seed(spin-without-role OnlyTheWakingWorkerSpins "two workers spun at once")
 zap_unit_seed(spin-zero-means-default ZeroRoundsTurnsTheWorkersSpinOff "a worker spun with Config::spin_rounds = 0")

@@ -31,16 +31,13 @@ endforeach()
 # never spawned: deadlock. held-queue-unreported: the look stays, but a
 # consumer does not report what it left in a queue it held
 # (release_consumer's answer): the member pushed meanwhile is stranded.
-foreach(seed no-work-look held-queue-unreported)
-  zap_seed_tree(${seed} tree)
-  zap_work_conserving_binary(${WC}_seed_${seed} ${tree}/src ${tree}/stamp)
-endforeach()
+# Both run on the schemata twin (mutation/schemata.cmake).
 foreach(name rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside)
-  zap_model_test(NAME model.seed.no_work_look_${name} BINARY ${WC}_seed_no-work-look
+  zap_model_test(NAME model.seed.no_work_look_${name} BINARY ${WC}_schemata SEED no-work-look
                  ARGS ${name} --sched random --iterations 100000 --expect deadlock LABEL model-teeth)
 endforeach()
 # (Its first deadlock: within 300,000 random executions before issue 20; at
 # execution 385,658 since the ring writes each slot's region, one more atomic
 # step per slot that shifts the random schedules.)
-zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_seed_held-queue-unreported
+zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_schemata SEED held-queue-unreported
                ARGS rendezvous_2w_held --sched random --iterations 1000000 --expect deadlock LABEL model-teeth)
