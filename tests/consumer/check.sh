@@ -14,7 +14,9 @@
 #                       `pkg-config --cflags --libs zap` (no -std of our own:
 #                       zap.pc must carry what a program needs), as a Makefile
 #                       user would; zap.pc's Version is the project's
-#   cxx17               <zap/zap.hpp> compiled as C++17 and in the compiler's
+#   cxx17               each public header a program may include alone
+#                       (<zap/zap.hpp>, and <zap/execution.hpp> once it
+#                       exists) compiled as C++17 and in the compiler's
 #                       default mode: it must stop with a single error, and
 #                       that error names C++20
 #   tsan                cmake --install, then the program built as pkg-config
@@ -97,20 +99,23 @@ build_with_pkg_config() {
         -o "$scratch/build/consumer" "${libs[@]}"
 }
 
-# one_error_naming_cxx20 LOG FLAGS...: <zap/zap.hpp> compiled with FLAGS must
-# fail with exactly one error, which names C++20.
+# The headers a program may include alone (docs/api.md), where they exist.
+public_headers=(zap.hpp execution.hpp)
+
+# one_error_naming_cxx20 HEADER FLAGS...: <zap/HEADER> compiled with FLAGS
+# must fail with exactly one error, which names C++20.
 one_error_naming_cxx20() {
-    local name=$1 log=$scratch/$1
+    local header=$1 log=$scratch/$1.log
     shift
-    refused "$name" "C++20" "$compiler" "$@" -I"$source/src" -x c++ -fsyntax-only - <<<'#include <zap/zap.hpp>'
+    refused "$header.log" "C++20" "$compiler" "$@" -I"$source/src" -x c++ -fsyntax-only - <<<"#include <zap/$header>"
     local errors
     errors=$(grep -c "error:" "$log" || true)
     if [[ $errors != 1 ]] || ! grep "error:" "$log" | grep -q "C++20"; then
         cat "$log"
-        echo "FAILED: $compiler $*: $errors errors; one, naming C++20, expected"
+        echo "FAILED: <zap/$header>, $compiler $*: $errors errors; one, naming C++20, expected"
         exit 1
     fi
-    echo "$compiler ${*:-(default mode)}: $(grep "error:" "$log")"
+    echo "<zap/$header>, $compiler ${*:-(default mode)}: $(grep "error:" "$log")"
 }
 
 case $mode in
@@ -140,8 +145,11 @@ case $mode in
         build_with_pkg_config
         ;;
     cxx17)
-        one_error_naming_cxx20 c++17.log -std=c++17
-        one_error_naming_cxx20 default.log
+        for header in "${public_headers[@]}"; do
+            [[ -f $source/src/zap/$header ]] || continue
+            one_error_naming_cxx20 "$header" -std=c++17
+            one_error_naming_cxx20 "$header"
+        done
         echo "zap consumer: ok"
         exit 0
         ;;
