@@ -14,6 +14,28 @@
 set(Z zap_model)
 set(src ${PROJECT_SOURCE_DIR}/src/zap)
 
+# Label `model-core`: of these, the runs a newcomer sees first (tools/verify,
+# which builds only zap_model_core): one of each core protocol, each done in
+# seconds on an idle core - the queue, the ring (steal, consume), the event,
+# the WaitGroup, the Sync word and the pool (tasks from outside and from a
+# task, a failing spawn, shutdown and join), the helping wait, the Parker,
+# the Lock, the Mailbox and the ObjectPool. Each is registered twice, as
+# model.NAME (label model, zap_model: what tools/test and model/mutate run)
+# and as model-core.NAME (zap_model_core), from the same line below.
+set(ZAP_MODEL_CORE
+  queue.bound buffer_steal.bound buffer_consume.bound event_notify.bound event_late_notify.bound
+  wait_group.bound join_before_shutdown.bound
+  sync_2w_2t.random pool_2w_3t.random pool_spawn_maybe_fails.random help_new_work.random
+  parker_unpark.bound lock.bound mailbox_fifo.bound mailbox_close.bound object_pool_close.bound)
+# zap_main_model_test(NAME ARGS...): model.NAME on zap_model, and
+# model-core.NAME on zap_model_core when NAME is one of ZAP_MODEL_CORE.
+function(zap_main_model_test name)
+  zap_model_test(NAME model.${name} BINARY ${Z} ARGS ${ARGN})
+  if(name IN_LIST ZAP_MODEL_CORE)
+    zap_model_test(NAME model-core.${name} BINARY zap_model_core ARGS ${ARGN} LABEL model-core)
+  endif()
+endfunction()
+
 # name bound random-iterations deep-bound deep-random-iterations
 set(ZAP_MODEL_BOUNDED
   "queue 2 200000 3 2000000"
@@ -52,8 +74,8 @@ foreach(spec ${ZAP_MODEL_BOUNDED})
   list(GET spec 2 iterations)
   list(GET spec 3 deep_bound)
   list(GET spec 4 deep_iterations)
-  zap_model_test(NAME model.${name}.bound BINARY ${Z} ARGS ${name} --bound ${bound})
-  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${iterations})
+  zap_main_model_test(${name}.bound ${name} --bound ${bound})
+  zap_main_model_test(${name}.random ${name} --sched random --iterations ${iterations})
   if(ZAP_MODEL_DEEP)
     zap_model_test(NAME model-deep.${name}.bound BINARY ${Z} ARGS ${name} --bound ${deep_bound} LABEL model-deep)
     zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations ${deep_iterations}
@@ -78,13 +100,12 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     # wait_for_models.cpp: timed waits of a worker
     wait_for_helping wait_for_pool_gone)
 foreach(name ${ZAP_MODEL_RANDOM})
-  zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
+  zap_main_model_test(${name}.random ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
     zap_model_test(NAME model-deep.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 3000000
                    LABEL model-deep)
   endif()
 endforeach()
-
 
 # ---- seed behaviours (model/seed/*.patch): the models find each defect ----
 macro(zap_seed name seed test expect)

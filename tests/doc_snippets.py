@@ -1,56 +1,118 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tests/doc_snippets.py DOC... - the code a document shows is code that runs.
+"""tests/doc_snippets.py ROOT CXX - the code the documents show is code that builds.
 
-A fenced C++ block that follows the line `<!-- example: examples/NAME.cpp -->`
-must appear verbatim, as consecutive lines, in that file; the example itself
-is built and run by its ctest (example.NAME), which checks its own result.
-So a snippet cannot drift from a program that compiles and passes. Exits 1
-naming each block that is not found, and when a document has no such block.
+Reads README.md and every docs/*.md of ROOT. A fenced block that looks like
+C++ (its language is cpp, c++, cxx or c; or it has no language and holds an
+#include or a line ending in ';', '{' or '}') must follow one of these
+marks, on the last non-blank line before its fence:
+
+  <!-- example: examples/NAME.cpp -->  the block appears verbatim, as
+      consecutive lines, in that example, which its own ctest (example.NAME)
+      builds and runs, checking its result;
+  <!-- compiles -->  the block is a whole program: CXX compiles it here
+      (-std=c++20 -fsyntax-only, -Wall -Wextra -Werror, zap's src/ on the
+      include path);
+  <!-- fragment -->  the block is not a program (declarations, a piece of
+      one, a tour of calls): nothing to build, and the mark says so.
+
+So no block that looks like a program can drift from one that compiles.
+Exits 1 naming each block that is unmarked, not found or does not compile,
+and when no example block is found at all (the scan itself is broken).
 """
+import glob
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARK = re.compile(r"^<!-- example: (\S+) -->$")
+MARK = re.compile(r"^<!-- (example: (\S+)|compiles|fragment) -->$")
+CXX_LANGUAGES = {"cpp", "c++", "cxx", "c"}
 
 
 def blocks(lines):
-    """(example path, block lines, line number) for every marked block."""
+    """(language, mark match or None, block lines, first line number) of each fenced block."""
     i = 0
     while i < len(lines):
-        m = MARK.match(lines[i].strip())
-        i += 1
-        if not m:
-            continue
-        while i < len(lines) and not lines[i].startswith("```"):
+        fence = lines[i].strip()
+        if not fence.startswith("```"):
             i += 1
-        start = i + 1
-        end = start
-        while end < len(lines) and not lines[end].startswith("```"):
+            continue
+        before = [line.strip() for line in lines[:i] if line.strip()]
+        mark = MARK.match(before[-1]) if before else None
+        end = i + 1
+        while end < len(lines) and not lines[end].strip().startswith("```"):
             end += 1
-        yield m.group(1), lines[start:end], start + 1
+        yield fence[3:].strip().lower(), mark, lines[i + 1:end], i + 2
         i = end + 1
 
 
-def main(docs):
-    failures = checked = 0
+def looks_like_cpp(language, code):
+    if language:
+        return language in CXX_LANGUAGES
+    stripped = [re.sub(r"//.*", "", line).rstrip() for line in code]
+    return any("#include" in line for line in code) or any(re.search(r"[;{}]$", line) for line in stripped)
+
+
+def dedent(code):
+    """A block indented inside a list item, as it appears in the source file."""
+    indent = min((len(line) - len(line.lstrip()) for line in code if line.strip()), default=0)
+    return [line[indent:] for line in code]
+
+
+def verbatim(code, source):
+    n = len(code)
+    return any(source[k:k + n] == code for k in range(len(source) - n + 1))
+
+
+def compiles(code, root, cxx):
+    with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+        f.write("\n".join(code) + "\n")
+        path = f.name
+    try:
+        run = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+                              "-I" + os.path.join(root, "src"), path], capture_output=True, text=True)
+        return run.returncode == 0, run.stderr
+    finally:
+        os.unlink(path)
+
+
+def main(root, cxx):
+    docs = [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    failures = examples = compiled = fragments = 0
     for doc in docs:
-        lines = open(doc).read().split("\n")
-        for example, code, at in blocks(lines):
-            checked += 1
-            source = open(os.path.join(ROOT, example)).read().split("\n")
-            n = len(code)
-            if not any(source[k:k + n] == code for k in range(len(source) - n + 1)):
-                print(f"{doc}:{at}: this block is not a verbatim excerpt of {example}")
-                failures += 1
-    if checked == 0:
-        print("no marked example blocks found in", " ".join(docs))
+        name = os.path.relpath(doc, root)
+        for language, mark, code, at in blocks(open(doc).read().split("\n")):
+            if mark is None:
+                if looks_like_cpp(language, code):
+                    print(f"{name}:{at}: a C++ block with no mark: <!-- example: ... -->, <!-- compiles --> "
+                          "or <!-- fragment --> on the line before its fence")
+                    failures += 1
+                continue
+            if mark.group(2):
+                examples += 1
+                source = open(os.path.join(root, mark.group(2))).read().split("\n")
+                if not verbatim(code, source) and not verbatim(dedent(code), source):
+                    print(f"{name}:{at}: this block is not a verbatim excerpt of {mark.group(2)}")
+                    failures += 1
+            elif mark.group(1) == "compiles":
+                compiled += 1
+                ok, errors = compiles(dedent(code), root, cxx)
+                if not ok:
+                    print(f"{name}:{at}: this block does not compile:\n{errors}")
+                    failures += 1
+            else:
+                fragments += 1
+    if examples == 0:
+        print("no marked example blocks found: the scan is broken")
         return 1
-    print(f"{checked} example blocks checked, {failures} not found")
+    print(f"{len(docs)} documents: {examples} example excerpts, {compiled} programs compiled, "
+          f"{fragments} fragments; {failures} problems")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2]))

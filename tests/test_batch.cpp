@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Batch: push, push(Batch&&), pop, size; stale links of reused tasks are cleared.
+// Batch: push, push(Batch&&), pop, size; stale links of reused tasks are
+// cleared; scheduling caller-owned tasks and batches allocates nothing.
 #include <zap/zap.hpp>
+
+#include "counting_new.hpp"
+#include "counting_platform.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,4 +54,42 @@ TEST(Batch, ReusedTaskCarriesNoStaleLink) {
     EXPECT_EQ(again.size(), 1u);
     EXPECT_EQ(again.pop(), &tasks[0]);
     EXPECT_EQ(again.pop(), nullptr) << "the seed's Batch.from kept the stale link";
+}
+
+namespace {
+
+// A caller-owned task of the counting platform that counts itself done.
+struct Counted : zap::BasicTask<CountingPlatform> {
+    zap::BasicWaitGroup<CountingPlatform>* group = nullptr;
+    Counted() : zap::BasicTask<CountingPlatform>(&run) {}
+    static void run(zap::BasicTask<CountingPlatform>* task) { static_cast<Counted*>(task)->group->done(); }
+};
+
+}  // namespace
+
+TEST(Batch, SchedulingTasksAndBatchesAllocatesNothing) {
+    // The low level's promise: once the workers exist, schedule() of a task
+    // or of a batch allocates nothing, through the Platform or operator new
+    // (the pool links the caller's tasks; its rings and queues are fixed).
+    zap::BasicThreadPool<CountingPlatform> pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::vector<Counted> tasks(8);
+    zap::BasicWaitGroup<CountingPlatform> group;
+    for (auto& task : tasks) task.group = &group;
+    auto round = [&] {
+        group.add(static_cast<std::uint32_t>(tasks.size()));
+        pool.schedule(tasks[0]);  // one task
+        zap::BasicBatch<CountingPlatform> batch;
+        for (std::size_t i = 1; i < tasks.size(); ++i) batch.push(tasks[i]);
+        pool.schedule(std::move(batch));  // and a batch of the rest
+        group.wait();
+    };
+    round();
+    const int platform_before = CountingPlatform::allocations.load();
+    const long news_before = heap_allocations.load();
+    for (int i = 0; i < 2000; ++i) round();
+    EXPECT_EQ(CountingPlatform::allocations.load() - platform_before, 0) << "over 2000 rounds of 8 tasks";
+    if (ZAP_TEST_COUNTS_NEW) {
+        EXPECT_EQ(heap_allocations.load() - news_before, 0) << "over 2000 rounds of 8 tasks";
+    }
 }

@@ -5,9 +5,14 @@
 #
 #   tla/run.sh            the default set (a few minutes on 2 cores)
 #   tla/run.sh --claims   of those, the ones expected to pass: the safety and
-#                         liveness claims (ctest `tla`, run by tools/verify)
+#                         liveness claims (ctest `tla`, run by tools/test)
 #   tla/run.sh --teeth    of those, the seeded and mutated configurations,
 #                         each expected to fail its check (ctest `tla.teeth`)
+#   tla/run.sh --quick    the quick set below, under a minute on 2 idle cores:
+#                         the pool with its spin (shutdown and join, every
+#                         invariant and liveness property), the helping waits
+#                         and an isolated one (ctest `tla.quick`, run by
+#                         tools/verify; tools/test runs them with the rest)
 #   tla/run.sh --deep     also the large liveness configurations (slow)
 #   tla/run.sh MCSmall    only the named configuration(s)
 #
@@ -100,6 +105,9 @@ configs=(
   "HelpMutIsoAny          invariant:IsoRunsOwnRegion  no   Help"
 )
 
+# --quick: claims only, each checked in seconds on an idle machine.
+quick=(MCSpinSmall HelpSmall HelpIsoOne)
+
 deep=no
 kind=all
 only=()
@@ -107,6 +115,7 @@ for arg in "$@"; do
   case "$arg" in
     --deep) deep=yes ;;
     --claims|--teeth) kind=${arg#--} ;;
+    --quick) kind=claims; only+=("${quick[@]}") ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) only+=("${arg%.cfg}") ;;
   esac

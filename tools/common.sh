@@ -5,7 +5,8 @@ set -euo pipefail
 
 ZAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ZAP_RUNS=()     # PRESET:LABEL:EXIT-CODE of each ctest run
-ZAP_STEPS=()    # "SECONDS STEP" of each build and ctest run
+ZAP_STEPS=()    # "WALL CPU LOAD STEP" of each build and ctest run
+ZAP_START=$SECONDS
 ZAP_FAILED=0
 ZAP_REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/zap-reports.XXXXXX")  # their JUnit reports
 trap 'rm -rf "$ZAP_REPORTS"' EXIT
@@ -48,12 +49,27 @@ zap_install_cross_deps() {
     echo "== could not install the cross toolchains: their platforms will be reported SKIPPED"
 }
 
-# zap_timed STEP COMMAND...: runs the command and keeps its wall time for the summary.
+# zap_cpu_seconds VAR: sets VAR to the CPU time (user + system) of this
+# shell's finished children so far, whole seconds: the second line of bash's
+# `times`, which must run in this shell (in a $(...) subshell it would count
+# the subshell's children only).
+zap_cpu_seconds() {
+  times >"$ZAP_REPORTS/times"
+  printf -v "$1" '%s' "$(awk 'NR == 2 {
+    split($1, u, /[ms]/); split($2, s, /[ms]/)
+    printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$ZAP_REPORTS/times")"
+}
+
+# zap_timed STEP COMMAND...: runs the command and keeps, for the summary, its
+# wall time, the CPU time it used (a measure that the machine's other work
+# changes little) and the load average when it ended (how much else ran).
 zap_timed() {
-  local step=$1 start=$SECONDS rc=0
+  local step=$1 start=$SECONDS before after rc=0
+  zap_cpu_seconds before
   shift
   "$@" || rc=$?
-  ZAP_STEPS+=("$((SECONDS - start)) $step")
+  zap_cpu_seconds after
+  ZAP_STEPS+=("$((SECONDS - start)) $((after - before)) $(cut -d' ' -f1 /proc/loadavg) $step")
   return "$rc"
 }
 
@@ -116,11 +132,16 @@ zap_report() {
   echo
   echo "== summary"
   echo
-  echo "Wall time per step (seconds; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
-  local step
+  echo "Time per step (seconds of wall clock and of CPU; the 1-minute load average when the step ended)"
+  printf '  %6s  %6s  %5s  %s\n' wall cpu load step
+  local wall cpu load step
   for step in "${ZAP_STEPS[@]}"; do
-    printf '  %6s  %s\n' "${step%% *}" "${step#* }"
+    read -r wall cpu load step <<<"$step"
+    printf '  %6s  %6s  %5s  %s\n' "$wall" "$cpu" "$load" "$step"
   done
+  zap_cpu_seconds cpu
+  printf '  %6s  %6s  %5s  %s\n' "$((SECONDS - ZAP_START))" "$cpu" "$(cut -d' ' -f1 /proc/loadavg)" \
+    "in all (load average now: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs)"
   python3 "$ZAP_ROOT/tools/report.py" "$ZAP_REPORTS" "${ZAP_RUNS[@]}" || ZAP_FAILED=1
   return "$ZAP_FAILED"
 }

@@ -26,6 +26,8 @@ What is read from a test's output (nothing is a list of known tests):
           executed: T".
   other   per preset: ctests.
 
+Then the ten slowest tests (ctest's wall seconds), where a run's time goes.
+
 Prints the tables, the skipped tests, and last the line CI reads:
 "zap: N passed, N failed" (skipped tests are in neither count).  Exit code 1
 when a test failed or a ctest run failed without a report, else 0.
@@ -223,6 +225,9 @@ def print_tables(tests):
     table("Other labels", ["preset/label"] + COUNTS + ["seconds"],
           [totals_row(f"{p}/{l}", ts, []) for (p, l), ts in grouped(others, lambda t: (t.preset, t.label))],
           right=set(COUNTS) | {"seconds"})
+    slowest = sorted(tests, key=lambda t: -t.seconds)[:10]
+    table("The slowest tests (wall seconds; two ran at once)", ["preset/test", "label", "seconds"],
+          [[f"{t.preset}/{t.name}", t.label, f"{t.seconds:.1f}"] for t in slowest], right={"seconds"})
 
 
 def main(argv):

@@ -58,7 +58,7 @@ public:
         Bucket& bucket = bucket_of(&word);
         std::unique_lock<std::mutex> hold(bucket.lock);
         bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // T1: read by T2 after its fence
-        std::atomic_thread_fence(std::memory_order_seq_cst);     // T1: pairs with T2's fence
+        StdPrimitives::fence(std::memory_order_seq_cst);         // T1: pairs with T2's fence
         bool woke = true;
         if (word.load(std::memory_order_relaxed) == expected) {
             woke = bucket.changed.wait_until(hold, deadline) == std::cv_status::no_timeout;
@@ -69,7 +69,7 @@ public:
 
     static void wake(const void* address) {
         Bucket& bucket = bucket_of(address);
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // T2: pairs with T1's fence
+        StdPrimitives::fence(std::memory_order_seq_cst);  // T2: pairs with T1's fence
         if (bucket.waiters.load(std::memory_order_relaxed) == 0) return;
         { const std::lock_guard<std::mutex> wait_for_sleeper(bucket.lock); }  // T2: the waiter sleeps or is gone
         bucket.changed.notify_all();

@@ -6,7 +6,12 @@
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
+//
+// The first include stops a compile below C++20 with one error that says so.
 #pragma once
+
+#include <zap/requires_cxx20.hpp>
+#include <zap/version.hpp>
 
 #include <zap/batch.hpp>
 #include <zap/config.hpp>

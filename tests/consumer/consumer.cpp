@@ -9,7 +9,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+// find_package(zap <version> CONFIG) (CMakeLists.txt passes the version it
+// found): the package's version is the header's.
+#if defined(ZAP_PACKAGE_VERSION_MAJOR)
+static_assert(ZAP_VERSION_MAJOR == ZAP_PACKAGE_VERSION_MAJOR && ZAP_VERSION_MINOR == ZAP_PACKAGE_VERSION_MINOR &&
+                  ZAP_VERSION_PATCH == ZAP_PACKAGE_VERSION_PATCH,
+              "zap's CMake package and <zap/version.hpp> disagree on the version");
+#endif
 
 namespace {
 
@@ -44,6 +54,21 @@ bool pool_works() {
     return low_level.load() == 1 && sum.load() == 499500 + 100 + 3 + 500 && answer == 42;
 }
 
+// Exceptions read out of submit()'s futures, many times: under
+// ThreadSanitizer this is the pattern the installed suppression file is for.
+bool exceptions_arrive() {
+    zap::ThreadPool pool;
+    int caught = 0;
+    for (int i = 0; i < 1000; ++i) {
+        try {
+            pool.submit([i]() -> int { throw std::runtime_error("task " + std::to_string(i)); }).get();
+        } catch (const std::runtime_error& error) {
+            caught += std::string(error.what()) == "task " + std::to_string(i) ? 1 : 0;
+        }
+    }
+    return caught == 1000;
+}
+
 // Seeds 003 and 004: the timed waits included.
 bool parking_works() {
     zap::Parker parker;
@@ -63,7 +88,7 @@ bool parking_works() {
 }  // namespace
 
 int main() {
-    const bool ok = pool_works() && parking_works();
+    const bool ok = pool_works() && exceptions_arrive() && parking_works();
     std::printf("zap consumer: %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }
