@@ -76,7 +76,9 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     # task_group_models.cpp: TaskGroup cancellation on a running pool
     cancel_skips cancel_wakes_waiter
     # wait_for_models.cpp: timed waits of a worker
-    wait_for_helping wait_for_pool_gone)
+    wait_for_helping wait_for_pool_gone
+    # execution_models.cpp: a schedule sender's operation state (Protocol X)
+    schedule_stop_race schedule_stop_first schedule_from_worker)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -337,3 +339,16 @@ function(zap_unit_seed seed test message)
 endfunction()
 zap_unit_seed(spin-without-role OnlyTheWakingWorkerSpins "two workers spun at once")
 zap_unit_seed(spin-zero-means-default ZeroRoundsTurnsTheWorkersSpinOff "a worker spun with Config::spin_rounds = 0")
+
+# ---- a schedule sender's operation state (execution_models.cpp, Protocol X
+# of schedule_operation.hpp) ----
+# The models run the pool: random only, in ZAP_MODEL_RANDOM above. Seeded
+# bugs, each found: stop-after-push completes with set_stopped() inside
+# start() when it sees a stop request after its push - "earlier" than the
+# worker - while the task is still queued: the pool then touches the freed
+# operation state (found at execution 3 of both race models);
+# start-ignores-stop pushes even when stop was requested before start(), so
+# the completion comes from the worker, not at once (X1).
+zap_seed(stop_after_push stop-after-push schedule_stop_race freed --sched random --iterations 100000)
+zap_seed(stop_after_push_from_worker stop-after-push schedule_from_worker freed --sched random --iterations 100000)
+zap_seed(start_ignores_stop start-ignores-stop schedule_stop_first assert --sched random --iterations 100000)

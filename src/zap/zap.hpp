@@ -2,7 +2,8 @@
 // zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
 // and the drop-in layer (spawn/submit/parallel_for/for_each/parallel_invoke,
 // parallel_reduce/transform_reduce, TaskGroup with cancel(), worker_index(),
-// `co_await pool.schedule()`); Parker, Mailbox and ObjectPool.
+// `co_await pool.schedule()`); the coroutine type Lazy with when_all and
+// sync_wait; Parker, Mailbox and ObjectPool. (std::execution: execution.hpp.)
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
@@ -10,6 +11,7 @@
 
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
+#include <zap/lazy.hpp>
 #include <zap/mailbox.hpp>
 #include <zap/object_pool.hpp>
 #include <zap/parker.hpp>
