@@ -78,7 +78,9 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     # wait_for_models.cpp: timed waits of a worker
     wait_for_helping wait_for_pool_gone
     # execution_models.cpp: a schedule sender's operation state (Protocol X)
-    schedule_stop_race schedule_stop_first schedule_from_worker)
+    schedule_stop_race schedule_stop_first schedule_from_worker
+    # lazy_models.cpp: Lazy's when_all join and sync_wait (lazy.hpp CO5-CO10)
+    lazy_when_all lazy_when_all_inline lazy_sync_wait_worker)
 foreach(name ${ZAP_MODEL_RANDOM})
   zap_model_test(NAME model.${name}.random BINARY ${Z} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)

@@ -12,6 +12,11 @@
 //   }
 //   auto [a, b] = zap::sync_wait(zap::when_all(sum(pool, left), sum(pool, right)));
 //
+// when_all and sync_wait touch atomics (a join's count, a WaitGroup), so
+// they take the Platform, as every template of src/zap does:
+// basic_when_all<Platform> and basic_sync_wait<Platform> here, and
+// zap::when_all and zap::sync_wait, the production pair, in zap.hpp.
+//
 // Allocation: each Lazy is one coroutine frame (operator new, as every C++
 // coroutine's), which holds its promise: the result, the exception, where to
 // go at the end. Awaiting, a hop, when_all's join and sync_wait's wait
@@ -89,7 +94,6 @@
 #pragma once
 
 #include <zap/assert.hpp>
-#include <zap/std_platform.hpp>
 #include <zap/wait_group.hpp>
 
 #include <coroutine>
@@ -280,14 +284,14 @@ public:
     // CO5-CO7: true when the parent must stay suspended.
     template <class... Children>
     bool start_all(std::coroutine_handle<> parent, Children&... children) noexcept {
-        parent_.write(parent);  // read by the last arrival, after its acquire (CO6)
+        parent_.write(parent.address());  // read by the last arrival, after its acquire (CO6)
         (start(children), ...);
         return !arrive();  // CO7: the last touch
     }
 
     template <class T>
     bool start_all(std::coroutine_handle<> parent, std::vector<Lazy<T>>& children) noexcept {
-        parent_.write(parent);
+        parent_.write(parent.address());
         for (Lazy<T>& child : children) start(child);
         return !arrive();
     }
@@ -302,11 +306,12 @@ private:
 
     static std::coroutine_handle<> child_arrives(void* at) noexcept {
         LazyJoin& join = *static_cast<LazyJoin*>(at);
-        return join.arrive() ? join.parent_.read() : std::noop_coroutine();
+        if (!join.arrive()) return std::noop_coroutine();
+        return std::coroutine_handle<>::from_address(join.parent_.read());
     }
 
     typename Platform::template Atomic<std::size_t> left_;
-    typename Platform::template Cell<std::coroutine_handle<>> parent_;
+    typename Platform::template Cell<void*> parent_;  // the parent's handle, as an address
 };
 
 // when_all's awaiter: the children and their join, in the when_all frame.
@@ -390,22 +395,22 @@ T sync_wait(Lazy<T> lazy) {
 
 // Runs `lazy` and returns its result (or rethrows its exception), blocking
 // the calling thread meanwhile - on a worker of a pool, helping it (CO10).
-template <class Platform = StdPlatform, class T>
-T sync_wait(Lazy<T> lazy) {
+template <class Platform, class T>
+T basic_sync_wait(Lazy<T> lazy) {
     return detail::sync_wait<Platform>(std::move(lazy));
 }
 
 // Starts every child, resumes when all have ended: their results in a tuple
 // (std::monostate for a Lazy<void>), or the first child's exception (CO5-CO8).
-template <class Platform = StdPlatform, class... Ts>
-Lazy<std::tuple<detail::LazyValue<Ts>...>> when_all(Lazy<Ts>... children) {
+template <class Platform, class... Ts>
+Lazy<std::tuple<detail::LazyValue<Ts>...>> basic_when_all(Lazy<Ts>... children) {
     co_return co_await detail::WhenAll<Platform, Ts...>(std::move(children)...);
 }
 
 // The same for a run-time number of children of one type: their results in
 // order (nothing for Lazy<void>).
-template <class Platform = StdPlatform, class T>
-Lazy<std::conditional_t<std::is_void_v<T>, void, std::vector<T>>> when_all(std::vector<Lazy<T>> children) {
+template <class Platform, class T>
+Lazy<std::conditional_t<std::is_void_v<T>, void, std::vector<T>>> basic_when_all(std::vector<Lazy<T>> children) {
     if constexpr (std::is_void_v<T>) {
         co_await detail::WhenAllOf<Platform, T>(std::move(children));
     } else {

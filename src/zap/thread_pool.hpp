@@ -419,8 +419,7 @@ public:
     T transform_reduce(R&& range, T init, Reduce&& reduce, Transform&& transform) { return detail::transform_reduce(*this, range, std::move(init), reduce, transform); }
     auto schedule() noexcept { return detail::ScheduleAwaiter<Platform>(*this); }
     // A std::execution scheduler of this pool: needs <zap/execution.hpp> (schedule_operation.hpp).
-    template <class Pool = BasicThreadPool>
-    auto get_scheduler() noexcept { return detail::SchedulerFor<Pool>::make(*this); }
+    template <class Pool = BasicThreadPool> auto get_scheduler() noexcept { return detail::SchedulerFor<Pool>::make(*this); }
 
 private:
     friend class detail::HelpingWait<BasicThreadPool>;

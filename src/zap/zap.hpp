@@ -21,6 +21,9 @@
 #include <zap/thread_pool.hpp>
 #include <zap/wait_group.hpp>
 
+#include <utility>
+#include <vector>
+
 namespace zap {
 
 using Task = BasicTask<StdPlatform>;
@@ -33,5 +36,19 @@ template <class T>
 using Mailbox = BasicMailbox<StdPlatform, T>;
 template <class T>
 using ObjectPool = BasicObjectPool<StdPlatform, T>;
+
+// Lazy's fork and wait on this platform (lazy.hpp).
+template <class T>
+T sync_wait(Lazy<T> lazy) {
+    return basic_sync_wait<StdPlatform>(std::move(lazy));
+}
+template <class... Ts>
+auto when_all(Lazy<Ts>... children) {
+    return basic_when_all<StdPlatform>(std::move(children)...);
+}
+template <class T>
+auto when_all(std::vector<Lazy<T>> children) {
+    return basic_when_all<StdPlatform>(std::move(children));
+}
 
 }  // namespace zap
