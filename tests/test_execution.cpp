@@ -328,6 +328,18 @@ TEST(Execution, BulkChunkedCoversTheShapeInAtMostFourChunksPerThread) {
     EXPECT_LE(chunks.size(), 4u * pool.max_threads());
 }
 
+TEST(Execution, BulkOfAnEmptyOrNegativeShapeCallsNothing) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> calls{0};
+    auto sched = pool.get_scheduler();
+    for (int shape : {0, -3}) {
+        stdexec::sync_wait(stdexec::schedule(sched) | stdexec::bulk(stdexec::par, shape, [&](int) { calls++; }) |
+                           stdexec::bulk_chunked(stdexec::par, shape, [&](int, int) { calls++; }) |
+                           stdexec::bulk_unchunked(stdexec::par, shape, [&](int) { calls++; }));
+    }
+    EXPECT_EQ(calls.load(), 0);
+}
+
 TEST(Execution, BulkOnAPoolOfOneThreadFromAWorker) {
     // The bulk receiver's loop waits on the only worker: its wait helps.
     zap::ThreadPool pool(threads(1));

@@ -189,12 +189,15 @@ struct BulkWork {
 
     template <class Platform, class... Args>
     void run(BasicThreadPool<Platform>& pool, Args&... args) {
+        if (!(Shape{0} < shape)) return;  // nothing to call
         if constexpr (Chunked) {
+            // Chunk c starts at c * base + min(c, extra): the first `extra`
+            // chunks are one longer. No product exceeds n.
             const std::uint64_t n = static_cast<std::uint64_t>(shape);
             const std::uint64_t chunks = std::min<std::uint64_t>(n, std::uint64_t{4} * pool.max_threads());
-            const auto chunk = [&](std::uint64_t c) {
-                fun(static_cast<Shape>(n * c / chunks), static_cast<Shape>(n * (c + 1) / chunks), args...);
-            };
+            const std::uint64_t base = n / chunks, extra = n % chunks;
+            const auto begin = [&](std::uint64_t c) { return static_cast<Shape>(c * base + std::min(c, extra)); };
+            const auto chunk = [&](std::uint64_t c) { fun(begin(c), begin(c + 1), args...); };
             pool.parallel_for(std::uint64_t{0}, chunks, chunk);
         } else {
             const auto each = [&](Shape i) { fun(i, args...); };
