@@ -13,18 +13,18 @@
 //   schedule_stop_race     max_threads 1: the owner starts the operation
 //                          from outside the pool while a second thread
 //                          requests stop at any moment. Exactly one
-//                          completion (X-once); set_value() only on the
+//                          completion (X4); set_value() only on the
 //                          worker; set_stopped() on the worker, or in
 //                          start() when the request came first (X1); nothing
-//                          touched after it (X-last).
+//                          touched after it (X5).
 //   schedule_stop_first    the owner requests stop itself, then starts:
 //                          the request happens before start(), so the
 //                          completion is set_stopped(), inside start(), and
-//                          nothing is scheduled (X1, X-stop).
+//                          nothing is scheduled (X1, X6).
 //   schedule_from_worker   max_threads 2: a task of the pool starts the
 //                          operation (the push goes to its worker's ring,
 //                          where the other worker may steal it) while the
-//                          outside thread requests stop: X-once and X-last
+//                          outside thread requests stop: X4 and X5
 //                          with a thief.
 #include "model_registry.hpp"
 
@@ -76,7 +76,7 @@ private:
     P::Cell<Outcome*> outcome_;
 };
 
-// X-once; set_value() on a worker (X3). (set_stopped() comes from a worker,
+// X4; set_value() on a worker (X3). (set_stopped() comes from a worker,
 // or from start() on the owner's thread: X1.)
 void check(Outcome& outcome) {
     outcome.done.wait();
@@ -110,7 +110,7 @@ struct StopFirst : Model<StopFirst, 1, 1> {
         (new Operation(*pool, outcome))->start();
         RL_ASSERT(outcome.completions($).load(rl::mo_relaxed) == 1);  // X1: inside start()
         check(outcome);
-        RL_ASSERT(outcome.how($).load() == stopped);  // X-stop
+        RL_ASSERT(outcome.how($).load() == stopped);  // X6
         RL_ASSERT(outcome.on_worker($).load() == 0);
         delete pool;
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// zap/execution.hpp - zap under std::execution (P2300, C++26): the pool's
+// zap/execution.hpp - zap under std::execution (C++26): the pool's
 // scheduler, for stdexec (NVIDIA/stdexec, commit e92245d5 or later), the
 // reference implementation. Not part of <zap/zap.hpp>: it needs stdexec on
 // the include path.

@@ -26,17 +26,19 @@
 //       callback's last touch of the operation state.
 //
 // Invariants:
-//   X-once (exactly one completion): X1 returns after its completion without
+//   X4 (exactly one completion): X1 returns after its completion without
 //      pushing, and a pushed task runs exactly once (P2), completing once in
 //      X3; nothing else completes.
-//   X-last (no touch after completion): X1 and X3 end with the completion;
+//   X5 (no touch after the completion): X1 and X3 end with the completion;
 //      X2's push is the last touch before the worker's.
-//   X-stop (a stop request that happens before the worker reaches the task
-//      completes it with set_stopped()): X3 asks after the pool handed the
-//      task over, so a request made before that is seen (the stop source's
-//      own rule: request_stop() synchronizes with a stop_requested() that
-//      returns true). A request that comes after X3 asked changes nothing:
-//      the operation has run.
+//   X6 (a stop request that happens before the worker reaches the task
+//      completes it with set_stopped()): X3 asks when the worker has the
+//      task, so a request that happens before that question is seen by it
+//      (coherence on the stop source's state), and what the requester
+//      wrote before it is visible to the receiver's set_stopped() (the stop
+//      source's own rule: request_stop() synchronizes with a
+//      stop_requested() that returns true). A request that comes after X3
+//      asked changes nothing: the operation has run.
 //
 // Why the stop token is polled, and no stop callback is registered: the
 // task sits in the pool's queues from X2 until a worker takes it, and those
