@@ -65,9 +65,14 @@
 //   CO8. The parent (await_resume) takes the results in order; if children
 //        threw, it rethrows the exception of the first one (by position)
 //        once every child has ended. Nothing is canceled: every child runs.
-//   Why n + 1: without the parent's share, the last child could resume the
-//   parent while the parent is still inside await_suspend starting the
-//   others - two threads in one coroutine.
+//   Why n + 1: without the parent's share, the last child to end could
+//   resume the parent - which may then end the when_all frame, awaiter and
+//   children with it - while the parent's thread is still returning from
+//   starting that child, inside its loop over the children (the vector
+//   form reads the loop's end after each start); and a last child that
+//   ends inline would resume the parent nested inside await_suspend, a
+//   stack frame deeper. With the share, the parent's arrival after the
+//   loop is its last touch (CO7), and an inline end never resumes it.
 //
 // sync_wait(lazy):
 //   CO9.  The lazy's end is a WaitGroup's done() (wait_group.hpp): sync_wait
