@@ -28,7 +28,7 @@ zap::Lazy<long> sum_piece(zap::ThreadPool& pool, std::span<const int> piece) {
 }
 
 // Fan out: one lazy per piece, all started at once by when_all; the caller
-// resumes when the last piece has been summed, on the thread that summed it.
+// resumes when the last piece has been summed, on the last thread to arrive.
 zap::Lazy<long> parallel_sum(zap::ThreadPool& pool, std::span<const int> values, std::size_t pieces) {
     std::vector<zap::Lazy<long>> work;
     const std::size_t step = (values.size() + pieces - 1) / pieces;

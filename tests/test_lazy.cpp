@@ -156,6 +156,14 @@ TEST(Lazy, WhenAllOffThePoolRunsTheChildrenInline) {
     auto [x, v] = zap::sync_wait(zap::when_all(answer(started), nothing(ran)));
     EXPECT_EQ(x, 42);
     EXPECT_EQ(v, std::monostate{});
+    // Children that never hop run one after the other on the awaiting thread.
+    std::vector<std::thread::id> where;
+    auto note = [&]() -> zap::Lazy<void> {
+        where.push_back(std::this_thread::get_id());
+        co_return;
+    };
+    zap::sync_wait(zap::when_all(note(), note(), note()));
+    EXPECT_EQ(where, std::vector<std::thread::id>(3, std::this_thread::get_id()));
     EXPECT_EQ(started.load() + ran.load(), 2);
     std::vector<zap::Lazy<int>> many;
     for (int i = 0; i < 5; ++i) many.push_back(answer(started));

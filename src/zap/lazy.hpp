@@ -86,7 +86,7 @@
 //
 // Where it runs: every statement of a lazy runs on the thread that last
 // resumed it - the awaiting thread until the first hop, then a worker, and
-// after a when_all, the thread of the child that ended last.
+// after a when_all, the thread of the last arrival (CO6-CO7).
 //
 // A compiler caveat: clang 14 and older at -O2 may keep the value of
 // std::this_thread::get_id() (pthread_self(), declared const) from before a

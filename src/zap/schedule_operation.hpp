@@ -57,8 +57,9 @@
 // After shutdown(): X2 from a thread that is not running a task of the pool
 // breaks schedule()'s rule; debug builds abort naming it, release builds run
 // the task on the calling thread, so the operation completes inside start().
-// A task left queued at shutdown runs in join()'s drain (B5), on the joining
-// thread: it completes there, with set_value() unless stop was requested.
+// A task still queued at shutdown is not dropped: it runs before join()
+// returns (P2), in a worker's sweep (B2) or in join()'s drain on the joining
+// thread (B5), and the operation completes there.
 #pragma once
 
 #include <zap/task.hpp>
