@@ -55,6 +55,7 @@
 #include <zap/thread_pool.hpp>
 
 #include <exec/completion_signatures.hpp>
+#include <exec/sender_for.hpp>
 #include <stdexec/execution.hpp>
 
 #include <algorithm>
@@ -181,7 +182,7 @@ decltype(auto) like(T& x) noexcept {
     }
 }
 
-// G2's call for one index (bulk_unchunked) or one chunk (bulk_chunked).
+// G2's call for one index (bulk, bulk_unchunked) or one chunk (bulk_chunked).
 template <class Shape, class Fun, bool Chunked>
 struct BulkWork {
     Shape shape;
@@ -294,12 +295,12 @@ struct BulkDomain : stdexec::default_domain {
     // and unseq no overload matches, and the default domain runs the calls
     // one after the other.
     template <class Sender, class Env>
-        requires(stdexec::__sender_for<Sender, stdexec::bulk_t> ||
-                 stdexec::__sender_for<Sender, stdexec::bulk_chunked_t> ||
-                 stdexec::__sender_for<Sender, stdexec::bulk_unchunked_t>) &&
+        requires(exec::sender_for<Sender, stdexec::bulk_t> ||
+                 exec::sender_for<Sender, stdexec::bulk_chunked_t> ||
+                 exec::sender_for<Sender, stdexec::bulk_unchunked_t>) &&
                 parallel_bulk<std::remove_reference_t<Sender>>
     auto transform_sender(stdexec::set_value_t, Sender&& sender, const Env& env) const {
-        constexpr bool chunked = stdexec::__sender_for<Sender, stdexec::bulk_chunked_t>;  // else one index per call
+        constexpr bool chunked = exec::sender_for<Sender, stdexec::bulk_chunked_t>;  // else one index per call
         auto scheduler = stdexec::get_completion_scheduler<stdexec::set_value_t>(stdexec::get_env(sender), env);
         static_assert(std::same_as<decltype(scheduler), BasicScheduler<Platform>>,
                       "zap's bulk domain is reached only through a zap scheduler");
