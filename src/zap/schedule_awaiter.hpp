@@ -35,6 +35,7 @@
 // std::terminate. Usual task types store the exception in the promise.
 #pragma once
 
+#include <zap/assert.hpp>
 #include <zap/task.hpp>
 
 #include <coroutine>
@@ -51,7 +52,13 @@ class ScheduleAwaiter : private BasicTask<Platform> {
 public:
     explicit ScheduleAwaiter(BasicThreadPool<Platform>& pool) noexcept
         : BasicTask<Platform>(&resume_task), pool_(pool) {}
-    // Scheduled, it is linked into the pool's queues: it must not move.
+    // Movable until it is awaited (a coroutine type's await_transform may
+    // take it by value: exec::task does); once step 1 has scheduled it, it
+    // is linked into the pool's queues and must stay where it is. It is
+    // not copyable: one hop, one task.
+    ScheduleAwaiter(ScheduleAwaiter&& other) noexcept : BasicTask<Platform>(&resume_task), pool_(other.pool_) {
+        ZAP_ASSERT(!other.handle_, "a schedule awaiter moved after it was awaited (it is linked into the pool's queues)");
+    }
     ScheduleAwaiter(const ScheduleAwaiter&) = delete;
     ScheduleAwaiter& operator=(const ScheduleAwaiter&) = delete;
 

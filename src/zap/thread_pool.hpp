@@ -206,6 +206,7 @@
 #include <zap/platform.hpp>
 #include <zap/queue.hpp>
 #include <zap/schedule_awaiter.hpp>
+#include <zap/schedule_operation.hpp>
 #include <zap/spawn.hpp>
 #include <zap/spin.hpp>
 #include <zap/sync.hpp>
@@ -417,6 +418,8 @@ public:
     template <std::ranges::random_access_range R, class T, class Reduce, class Transform>
     T transform_reduce(R&& range, T init, Reduce&& reduce, Transform&& transform) { return detail::transform_reduce(*this, range, std::move(init), reduce, transform); }
     auto schedule() noexcept { return detail::ScheduleAwaiter<Platform>(*this); }
+    // A std::execution scheduler of this pool: needs <zap/execution.hpp> (schedule_operation.hpp).
+    template <class Pool = BasicThreadPool> auto get_scheduler() noexcept { return detail::SchedulerFor<Pool>::make(*this); }
 
 private:
     friend class detail::HelpingWait<BasicThreadPool>;

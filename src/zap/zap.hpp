@@ -2,7 +2,8 @@
 // zap/zap.hpp - the one include: the pool, its tasks and batches, WaitGroup,
 // and the drop-in layer (spawn/submit/parallel_for/for_each/parallel_invoke,
 // parallel_reduce/transform_reduce, TaskGroup with cancel(), worker_index(),
-// `co_await pool.schedule()`); Parker, Mailbox and ObjectPool.
+// `co_await pool.schedule()`); the coroutine type Lazy with when_all and
+// sync_wait; Parker, Mailbox and ObjectPool. (std::execution: execution.hpp.)
 //
 // The templates take a Platform (platform.hpp); these aliases are the
 // production instantiation that programs use.
@@ -15,6 +16,7 @@
 
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
+#include <zap/lazy.hpp>
 #include <zap/mailbox.hpp>
 #include <zap/object_pool.hpp>
 #include <zap/parker.hpp>
@@ -23,6 +25,9 @@
 #include <zap/task_group.hpp>
 #include <zap/thread_pool.hpp>
 #include <zap/wait_group.hpp>
+
+#include <utility>
+#include <vector>
 
 namespace zap {
 
@@ -36,5 +41,19 @@ template <class T>
 using Mailbox = BasicMailbox<StdPlatform, T>;
 template <class T>
 using ObjectPool = BasicObjectPool<StdPlatform, T>;
+
+// Lazy's fork and wait on this platform (lazy.hpp).
+template <class T>
+T sync_wait(Lazy<T> lazy) {
+    return basic_sync_wait<StdPlatform>(std::move(lazy));
+}
+template <class... Ts>
+auto when_all(Lazy<Ts>... children) {
+    return basic_when_all<StdPlatform>(std::move(children)...);
+}
+template <class T>
+auto when_all(std::vector<Lazy<T>> children) {
+    return basic_when_all<StdPlatform>(std::move(children));
+}
 
 }  // namespace zap
