@@ -4,7 +4,7 @@
 // One model binary serves every ordering mutant: the environment variable
 // ZAP_MUTATE names call sites and the weaker order to use there, e.g.
 //
-//   ZAP_MUTATE="src/zap/buffer.hpp:87=relaxed,src/zap/thread_pool.hpp:232=relaxed"
+//   ZAP_MUTATE="src/zap/buffer.hpp:87=relaxed,src/zap/pool_core.hpp:232=relaxed"
 //
 // Each entry is PATH:LINE=ORDER. PATH matches the end of the file name that
 // std::source_location reports for the call (so "src/zap/buffer.hpp" matches

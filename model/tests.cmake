@@ -147,9 +147,9 @@ zap_seed(warm_unreserved warm-break pool_warm_race assert --sched random --itera
 
 # The seed's notify fast path (a relaxed load, no fence) and wait() (no fence
 # after taking the notification): both fences of A2/A5 removed.
-zap_line(a2 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 1)  # notify()
-zap_line(a5 ${src}/thread_pool.hpp "Platform::fence(std::memory_order_seq_cst);" 2)  # wait()
-set(seed_fences "src/zap/thread_pool.hpp:${a2}=relaxed,src/zap/thread_pool.hpp:${a5}=relaxed")
+zap_line(a2 ${src}/pool_core.hpp "Platform::fence(std::memory_order_seq_cst);" 1)  # notify()
+zap_line(a5 ${src}/pool_core.hpp "Platform::fence(std::memory_order_seq_cst);" 2)  # wait()
+set(seed_fences "src/zap/pool_core.hpp:${a2}=relaxed,src/zap/pool_core.hpp:${a5}=relaxed")
 foreach(name sync_1w_2t sync_2w_2t)  # sync_2w_1t_child: not found in 200 K random runs
   zap_model_test(NAME model.seed.notify_fences.${name} BINARY ${Z} MUTATE ${seed_fences}
                  ARGS ${name} --sched random --iterations 200000 --expect deadlock LABEL model-teeth)
@@ -339,7 +339,7 @@ zap_bite(wait_for_done_release wait_for_outside wait_group.hpp "state_.compare_e
 zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
          "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed deadlock --sched random --iterations 100000)
 
-# ---- A8's spin (issue 21, thread_pool.hpp): a worker out of work watches
+# ---- A8's spin (issue 21, pool_core.hpp): a worker out of work watches
 # Sync holding the waking role before it sleeps (model_config: 2 rounds).
 # spin-keeps-role: when the rounds run out the worker drops the role without
 # giving it back (S2 broken): the state stays waking with no waker, every

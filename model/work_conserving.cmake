@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # The work-conservation models (model/work_conserving_models.cpp; included
-# from model/CMakeLists.txt): thread_pool.hpp A4 and P6, in their own binary
+# from model/CMakeLists.txt): pool_core.hpp A4 and P6, in their own binary
 # with a ring of four slots, so that three members fit in one ring and a
 # thief takes half of two (with two slots the third overflows to a queue,
 # which a consume takes whole).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // model/work_conserving_models.cpp - Relacy models of work conservation
-// (thread_pool.hpp A4, property P6): no worker sleeps, and none stays
+// (pool_core.hpp A4, property P6): no worker sleeps, and none stays
 // unspawned, while a scheduled task waits in a queue that nobody is bound to
 // look at.
 //

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// stress/work_conserving_scenarios.hpp - work conservation (thread_pool.hpp
+// stress/work_conserving_scenarios.hpp - work conservation (pool_core.hpp
 // A4, P6) under load: k tasks (2 <= k <= max_threads) that each wait until
 // all k have started, scheduled from outside or from a running task, one
 // schedule() each or as one batch, on a lazy or a warmed pool. They all

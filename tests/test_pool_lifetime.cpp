@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // shutdown() and join() on other threads while the destructor runs
-// (thread_pool.hpp B7). The destructor's own join() is held open by a
+// (pool_core.hpp B7). The destructor's own join() is held open by a
 // running task, so the other call provably starts while the pool is alive;
 // the pool lives on the heap, so that AddressSanitizer (a use after free)
 // and ThreadSanitizer (an access unordered with the free) see a call that

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Who spins, and how much (thread_pool.hpp A8, spin.hpp): only the worker
+// Who spins, and how much (pool_core.hpp A8, spin.hpp): only the worker
 // holding the waking role spins (S1), so at most one worker of a pool spins
 // at any time; and Config::spin_rounds = 0 turns the workers' spin off.
 //

@@ -342,11 +342,11 @@ TEST_P(Pool, TaskOfOnePoolSchedulesOntoAnother) {
     // to, so this child went into pool A's ring and ran on A; pool B's join
     // did not wait for it.
     struct Child : zap::Task {
-        const zap::ThreadPool* ran_on = nullptr;
+        const void* ran_on = nullptr;  // the pool's core (detail::PoolCore) whose thread ran it
         Child() : zap::Task(&run) {}
         static void run(zap::Task* t) {
             auto* context = zap::detail::Context<zap::StdPlatform>::current();
-            static_cast<Child*>(t)->ran_on = static_cast<const zap::ThreadPool*>(context->pool);
+            static_cast<Child*>(t)->ran_on = context->pool;
         }
     };
     struct Parent : zap::Task {
@@ -369,7 +369,8 @@ TEST_P(Pool, TaskOfOnePoolSchedulesOntoAnother) {
     }
     b.shutdown();
     b.join();
-    EXPECT_EQ(child.ran_on, &b);
+    const zap::detail::PoolCore<zap::StdPlatform>& b_core = b;
+    EXPECT_EQ(child.ran_on, &b_core);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, Pool, ::testing::Values(1u, 2u, 4u, 8u));

@@ -134,7 +134,7 @@ Init ==
 Goto(t, l) == pc' = [pc EXCEPT ![t] = l]
 
 -----------------------------------------------------------------------------
-(* notify(is_waking) (thread_pool.hpp A2-A3) with K1, as two steps: the    *)
+(* notify(is_waking) (pool_core.hpp A2-A3) with K1, as two steps: the      *)
 (* Sync CAS (fast path folded in), then the wake of one sleeping helper.   *)
 (* With no idle worker and no spawn (every worker is a helper here), the   *)
 (* CAS only sets `notified` (and a waker gives its role up); K1 follows    *)
@@ -206,7 +206,7 @@ DoneStep(t) == (DCas(t) \/ DK2(t))
                /\ UNCHANGED <<sync, queued, ring, isIdle, waking, owes, entered, nf, next>>
 
 -----------------------------------------------------------------------------
-(* A helper (helping_wait.hpp help_until_zero, Sleep; thread_pool.hpp     *)
+(* A helper (helping_wait.hpp help_until_zero, Sleep; pool_core.hpp       *)
 (* wait()).                                                                *)
 
 HUnchanged == <<hw, sleepers, cnt, armed, queued, nf, df, next, entered>>

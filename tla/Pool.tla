@@ -4,7 +4,7 @@
 (* The sleep/wake/shutdown/join protocol of the zap thread pool.           *)
 (*                                                                         *)
 (* One module describes two protocols, chosen by the constant Seed:        *)
-(*   Seed = FALSE  the protocol of the C++ port (src/zap/thread_pool.hpp); *)
+(*   Seed = FALSE  the protocol of the C++ port (src/zap/pool_core.hpp);   *)
 (*   Seed = TRUE   the protocol of the Zig original the port started from  *)
 (*                 (failed spawn only gives back its reservation, workers  *)
 (*                 leave at once on shutdown, join() drains nothing, the   *)
@@ -356,7 +356,7 @@ EventStep(t) == EvLoop(t) \/ EvFutexWait(t) \/ EvWoken(t) \/ EvSwap(t)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* notify(is_waking) and its slow path (thread_pool.hpp: notify,           *)
+(* notify(is_waking) and its slow path (pool_core.hpp: notify,             *)
 (* notify_slow, spawn failure).                                            *)
 (***************************************************************************)
 
@@ -521,7 +521,7 @@ NotifyStep(t) == NFast(t) \/ NSlow(t) \/ NSpawn(t) \/ NFail(t) \/ NWarmFail(t)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* Worker thread (thread_pool.hpp: worker main loop, wait, unregister).    *)
+(* Worker thread (pool_core.hpp: worker main loop, wait, unregister).      *)
 (***************************************************************************)
 
 \* Thread start: register (seed: push onto the threads stack).
@@ -579,7 +579,7 @@ WWait(w) ==
 \* one task into our buffer) is possible only if tasks are left, and need
 \* not be set then (the others may sit in other rings, or half of two is
 \* one): a free choice when tasks are left, FALSE otherwise.  `left` is the
-\* look the C++ takes after finding its task (thread_pool.hpp A4,
+\* look the C++ takes after finding its task (pool_core.hpp A4,
 \* Worker::sees_work): is work still queued anywhere?  A pop is exact here,
 \* so that look is exact too.  Then, before running the task:
 \*   - the waker calls notify(is_waking, more) with more = pushed \/ left:

@@ -10,7 +10,7 @@ arguments sit on other lines: model/mutation/line_probe.cpp checks this).
 
 A call to a helper of src/zap/ that takes a memory order and forwards its own
 `loc = SourceLocation::current()` default argument to an atomic (load_sync,
-cas_sync in thread_pool.hpp) is a site of that atomic's operation at the
+cas_sync in pool_core.hpp) is a site of that atomic's operation at the
 caller's line. A helper that does not forward the location is an error: its
 single reported line would stand for every caller, so mutating "one site"
 would mutate all of them.

@@ -3,7 +3,7 @@
 //
 // Three waits in zap are for a thread that has done its part and has only
 // its last instructions left: wait() for the done() that is still waking (W1
-// of wait_group.hpp), join() for a closer (P5 of thread_pool.hpp), and the
+// of wait_group.hpp), join() for a closer (P5 of pool_core.hpp), and the
 // pool's destructor for a shutdown() or join() still returning (B7). Nobody
 // wakes such a waiter: the thread it waits for must not touch the word
 // after its last write, which is the very thing being waited for. So the

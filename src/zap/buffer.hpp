@@ -141,7 +141,7 @@ public:
     // What consume() and steal() return: a task to run now, and whether the
     // search left more work that others may not know of: tasks it put into
     // the ring, or left in the queue it held (then the pool wakes another
-    // worker to share them, thread_pool.hpp A4).
+    // worker to share them, pool_core.hpp A4).
     struct Stole {
         Task* task;
         bool more;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // zap/call_count.hpp - the calls of an object's methods still under way, so
-// that its destructor can wait for them (thread_pool.hpp B7).
+// that its destructor can wait for them (pool_core.hpp B7).
 //
 // Protocol:
 //   1. A counted call constructs a Call first thing: fetch_add(1), before

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zap/available_parallelism.hpp>
+#include <zap/core_config.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +21,7 @@ struct Config {
     // (the Sync word's 14-bit counters); more throws std::invalid_argument.
     std::uint32_t max_threads = detail::default_max_threads();
     // Stack bytes per worker, rounded up to what the OS accepts.
-    static constexpr std::size_t default_stack_size = 4 << 20;
+    static constexpr std::size_t default_stack_size = detail::CoreConfig::default_stack_size;
     std::size_t stack_size = default_stack_size;
     // Workers are named "<name> <n>" (Linux keeps the first 15 bytes).
     std::string name = "zap";
@@ -50,7 +51,7 @@ struct Config {
     // work queued behind them.
     std::uint32_t max_help_depth = 0;
     // How long a worker that ran out of work keeps watching for more before
-    // it sleeps (thread_pool.hpp A8, spin.hpp), in rounds of the CPU's spin
+    // it sleeps (pool_core.hpp A8, spin.hpp), in rounds of the CPU's spin
     // hint (x86 `pause`: 2000 rounds took 36 us on an AMD EPYC): work
     // scheduled meanwhile is taken without a futex wake on either side. Only
     // the waking worker spins, so at most one worker of a pool spins at a

@@ -4,7 +4,7 @@
 // the group's last done() wake it: woken, not polled (outside isolate(), I4).
 //
 // The parties: the waiter W (a worker of pool P, inside a task, calling
-// WaitGroup::wait on group G), P's notify (Protocol A of thread_pool.hpp),
+// WaitGroup::wait on group G), P's notify (Protocol A of pool_core.hpp),
 // G's done() (wait_group.hpp), and W's helper word H (helper_word.hpp): one
 // futex word per worker, on which that worker's helping waits sleep (only
 // its innermost wait can be asleep). Bit 0 of H says a helping wait has
@@ -102,7 +102,7 @@
 //       ordered in the single total order; if the notifier's is first, W's
 //       re-read of Sync sees `notified` and W does not sleep; if W's is
 //       first, the notifier's look sees W entered and wakes H as K2 does.
-//   HW2 (no stranded work, P4 and P6 of thread_pool.hpp): a helper is not an
+//   HW2 (no stranded work, P4 and P6 of pool_core.hpp): a helper is not an
 //       idle worker, so a notify signals or spawns a real one when it can; a
 //       notification that nobody is bound to look for (K1's case) wakes a
 //       sleeping helper, which consumes it (it re-reads Sync after entering
@@ -132,7 +132,7 @@
 #pragma once
 
 #include <zap/backoff.hpp>
-#include <zap/config.hpp>
+#include <zap/core_config.hpp>
 #include <zap/deadline.hpp>
 #include <zap/helper_word.hpp>
 #include <zap/sync.hpp>
@@ -146,21 +146,22 @@
 namespace zap {
 template <class Platform>
 class BasicWaitGroup;
-template <class Platform>
-class BasicThreadPool;
 }
 
 namespace zap::detail {
 
+template <class Platform>
+class PoolCore;
+
 // Protocol H on the pool's side: the target of Context::help, and the depth
-// bound. A friend of the pool (which forwards to it), so that the pool's
-// header keeps Protocols A and B and this one keeps H.
+// bound. A friend of the pool's core (which forwards to it), so that the
+// core's header keeps Protocols A and B and this one keeps H.
 template <class Pool>
 class HelpingWait;
 
 template <class Platform>
-class HelpingWait<BasicThreadPool<Platform>> {
-    using Pool = BasicThreadPool<Platform>;
+class HelpingWait<PoolCore<Platform>> {
+    using Pool = PoolCore<Platform>;
     using Context = typename Pool::Context;
     using Worker = typename Pool::Worker;
     using Stole = typename Pool::Stole;
@@ -210,7 +211,7 @@ public:
     // to size: it nests no deeper than a worker would, nor than a worker with
     // the default stack would (4096 levels).
     static std::uint32_t drain_help_depth(const Pool& pool) noexcept {
-        return std::min(max_help_depth(pool), levels_in(Config::default_stack_size));
+        return std::min(max_help_depth(pool), levels_in(CoreConfig::default_stack_size));
     }
 
 private:
@@ -218,8 +219,8 @@ private:
         // A helping level's frames measured 368 B (-O2), 544 B (-O0), 928 B
         // (AddressSanitizer) around a small task (docs/helping_wait.md).
         constexpr std::size_t help_frame_budget = 1024;
-        const std::size_t levels = std::clamp<std::size_t>(stack_size / help_frame_budget, 1,
-                                                            std::numeric_limits<std::uint32_t>::max());
+        const std::size_t levels = std::max<std::size_t>(
+            1, std::min<std::size_t>(stack_size / help_frame_budget, std::numeric_limits<std::uint32_t>::max()));
         return static_cast<std::uint32_t>(levels);
     }
 

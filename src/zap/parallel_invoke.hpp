@@ -14,7 +14,7 @@
 //   J1. The caller builds the Fork: the task, a FirstException, `state_` =
 //       RUNNING and a WaitGroup of count 0, all by plain initialization.
 //   J2. On a worker of this pool whose ring has a free slot: push the task
-//       into the ring, then hint a wake-up (notify_hint in thread_pool.hpp:
+//       into the ring, then hint a wake-up (notify_hint in pool_core.hpp:
 //       no fence, since a missed wake-up only costs parallelism: J4 or J5
 //       still runs b). Ring full: no fork, b runs after a on this thread
 //       (over 256 nested forks there is parallelism enough, and a push would

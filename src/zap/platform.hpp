@@ -12,9 +12,15 @@
 // A Platform is a class with these static members (linux_platform.hpp and
 // std_primitives.hpp make one):
 //
+//   using Loc = ...;
+//       The call-site type its operations take: SourceLocation, or a
+//       model's own type built from it (GenMC's finds the call site's
+//       ordering override when the call is compiled). Helpers that pass
+//       their caller's site on (the pool's load_sync/cas_sync) take it too.
+//
 //   template <class T> class Atomic;
 //       Atomic<T> a{init}; every operation names its memory order and takes a
-//       trailing `SourceLocation loc = SourceLocation::current()` (below)
+//       trailing `Loc loc = Loc::current()` (SourceLocation below)
 //       so a model can report, or mutate, the exact call site:
 //         T    load(std::memory_order, loc) const
 //         void store(T, std::memory_order, loc)

@@ -23,7 +23,7 @@
 //      (release), handing cache_ to the next consumer. It reports whether
 //      tasks are left: a cache, or lists pushed while it held the queue. A
 //      searcher that found the queue held passed it by, so the consumer is
-//      the one who knows about those lists (thread_pool.hpp A4).
+//      the one who knows about those lists (pool_core.hpp A4).
 //
 // Invariants:
 //   Q1 (cache flag): HAS_CACHE is set iff cache_ holds a non-empty chain, or
@@ -109,7 +109,7 @@ public:
     // consumer. A consumer's cursor does not count: the consumer accounts
     // for what it leaves (step 4).
     bool looks_empty() const noexcept {
-        // Relaxed: the caller's fence orders it (thread_pool.hpp A4's look).
+        // Relaxed: the caller's fence orders it (pool_core.hpp A4's look).
         const std::uintptr_t stack = stack_.load(std::memory_order_relaxed);
         return (stack & pointer_mask) == 0 && (stack & flag_mask) != has_cache;
     }

@@ -10,7 +10,7 @@
 // costs cache-line transfers, not two futex wakes.
 //
 // Three waits spin, each once per wait, before it announces itself:
-//   - a worker out of work (thread_pool.hpp A8), for Config::spin_rounds
+//   - a worker out of work (pool_core.hpp A8), for Config::spin_rounds
 //     rounds, holding the waking role: at most one worker of a pool spins;
 //   - WaitGroup's outside wait (wait_group.hpp step 4) and Parker::park
 //     (parker.hpp step 1), for Platform::wait_spin_rounds rounds: each

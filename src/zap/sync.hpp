@@ -3,7 +3,7 @@
 //
 // All of the pool's sleep/wake bookkeeping lives in one 32-bit word so that
 // one compare-and-swap moves it from one consistent state to the next. The
-// protocol that drives it is written out in thread_pool.hpp; this header only
+// protocol that drives it is written out in pool_core.hpp; this header only
 // says what each bit means.
 //
 //   bit  0..13  idle      before shutdown: workers that have announced they
@@ -12,7 +12,7 @@
 //               closers   after shutdown (no worker counts itself idle any
 //                         more, so the bits are free): threads that changed
 //                         Sync in a way that can let join() return and still
-//                         have event calls to make (thread_pool.hpp, P5).
+//                         have event calls to make (pool_core.hpp, P5).
 //   bit 14..27  spawned   worker threads reserved or running; a reservation is
 //                         taken before the OS spawn and given back by a failed
 //                         spawn or by the worker's exit

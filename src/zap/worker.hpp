@@ -22,7 +22,7 @@
 // what it found must therefore not leave work behind that nobody else is
 // bound to look for: the task it runs may block until that work runs (a
 // rendezvous, a pipeline), and an idle worker must come for it
-// (work conservation, thread_pool.hpp A4 and P6). Two facts make that
+// (work conservation, pool_core.hpp A4 and P6). Two facts make that
 // cheap to know:
 //   - Stole::more: the search itself left work for others - it moved extra
 //     tasks into its ring, or the queue it held had tasks left at release
@@ -61,7 +61,7 @@ struct Worker;
 template <class Platform>
 struct Context {
     const void* pool;
-    Worker<Platform>* worker;  // the drain's: worker 0's slot (thread_pool.hpp B5)
+    Worker<Platform>* worker;  // the drain's: worker 0's slot (pool_core.hpp B5)
     // Protocol H (helping_wait.hpp): runs this pool's tasks on the calling
     // thread until the group's count is zero or the deadline has passed,
     // sleeping where new work and the count wake it; returns earlier when it
