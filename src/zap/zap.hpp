@@ -8,6 +8,12 @@
 // production instantiation that programs use.
 #pragma once
 
+// zap is C++20 (concepts, std::stop_token, std::source_location...): below
+// it, stop here with one line that says so, before any other error.
+#if (defined(_MSVC_LANG) ? _MSVC_LANG : __cplusplus) < 202002L
+#error "zap needs C++20: compile with -std=c++20 (or /std:c++20), or later"
+#endif
+
 #include <zap/batch.hpp>
 #include <zap/config.hpp>
 #include <zap/mailbox.hpp>
@@ -27,9 +33,9 @@ using ThreadPool = BasicThreadPool<StdPlatform>;
 using WaitGroup = BasicWaitGroup<StdPlatform>;
 using TaskGroup = BasicTaskGroup<StdPlatform>;
 using Parker = BasicParker<StdPlatform>;
-template <class T>
+template <move_constructs_without_throwing T>
 using Mailbox = BasicMailbox<StdPlatform, T>;
-template <class T>
+template <move_constructs_without_throwing T>
 using ObjectPool = BasicObjectPool<StdPlatform, T>;
 
 }  // namespace zap
