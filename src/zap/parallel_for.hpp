@@ -108,6 +108,25 @@ Unsigned automatic_grain(Unsigned n, std::uint32_t threads) noexcept {
     return static_cast<Unsigned>(n / pieces + (n % pieces != 0 ? 1 : 0));
 }
 
+// x < y compared as the integers they are, whatever their types: what
+// std::cmp_less does, for the character types too (which it refuses).
+template <loop_index X, loop_index Y>
+constexpr bool integer_less(X x, Y y) noexcept {
+    if constexpr (std::is_signed_v<X> == std::is_signed_v<Y>) {
+        return x < y;  // the usual conversions keep both values
+    } else if constexpr (std::is_signed_v<X>) {
+        return x < 0 || static_cast<std::make_unsigned_t<X>>(x) < y;
+    } else {
+        return y >= 0 && x < static_cast<std::make_unsigned_t<Y>>(y);
+    }
+}
+
+// x is a value of I (std::in_range, for the character types too).
+template <loop_index I, loop_index X>
+constexpr bool integer_in_range(X x) noexcept {
+    return !integer_less(x, std::numeric_limits<I>::min()) && !integer_less(std::numeric_limits<I>::max(), x);
+}
+
 // Step 0: [first, last) in the index type I = std::common_type_t<A, B>, or
 // nothing when it is empty. `Bounds::of` asserts the rule, and in release
 // builds keeps the indices I can hold.
@@ -119,14 +138,14 @@ struct Bounds {
 
     // False: the range is empty (compared as integers, whatever the types).
     static bool of(A first, B last, Bounds& bounds) noexcept {
-        if (!std::cmp_less(first, last)) return false;
-        ZAP_ASSERT(std::in_range<I>(first) && std::in_range<I>(last),
+        if (!integer_less(first, last)) return false;
+        ZAP_ASSERT(integer_in_range<I>(first) && integer_in_range<I>(last),
                    "a loop bound must fit the index type std::common_type_t<A, B> (a negative bound beside an "
                    "unsigned one does not)");
         // Only a negative bound beside an unsigned I cannot be held, and a
         // negative last with first < last would need first negative too: so
         // only first can be out of range here, and only below I's 0.
-        bounds.first = std::in_range<I>(first) ? static_cast<I>(first) : I{0};
+        bounds.first = integer_in_range<I>(first) ? static_cast<I>(first) : I{0};
         bounds.last = static_cast<I>(last);
         return bounds.first < bounds.last;
     }

@@ -17,7 +17,7 @@
 
 int main() {
     using namespace std::chrono_literals;
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     zap::Mailbox<int> box;
     zap::ObjectPool<int> objects;
     zap::WaitGroup wait_group;

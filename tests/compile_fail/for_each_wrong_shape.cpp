@@ -7,7 +7,7 @@
 #include <vector>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     std::vector<int> v(10);
     pool.for_each(v, [](std::string&) {});  // zap-error-here
 }

@@ -4,6 +4,6 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     pool.isolate([](int) {});  // zap-error-here
 }

@@ -6,6 +6,6 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     pool.parallel_for(0, 100, [n = 0L](int) mutable { ++n; });  // zap-error-here
 }

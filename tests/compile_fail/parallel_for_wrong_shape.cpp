@@ -5,6 +5,6 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     pool.parallel_for(0, 100, [](int, int) {});  // zap-error-here
 }

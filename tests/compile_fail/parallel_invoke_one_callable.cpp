@@ -6,7 +6,7 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     pool.parallel_invoke([] {});  // zap-error-here
     pool.parallel_invoke([] {}, 42);  // zap-error-here
 }

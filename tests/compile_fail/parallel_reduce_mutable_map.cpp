@@ -7,6 +7,6 @@
 #include <functional>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     return pool.parallel_reduce(0, 1000, 0, [k = 0](int i) mutable { return i + k++; }, std::plus<>{});  // zap-error-here
 }

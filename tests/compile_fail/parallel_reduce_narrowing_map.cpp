@@ -7,6 +7,6 @@
 #include <functional>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     return pool.parallel_reduce(0, 1000, 0, [](int) { return 0.5; }, std::plus<>{});  // zap-error-here
 }

@@ -15,7 +15,7 @@ struct Sum {
 };
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     const auto add = [](Sum a, Sum b) { return Sum(a.value + b.value); };
     return static_cast<int>(pool.parallel_reduce(0, 10, Sum{}, [](int i) { return Sum(i); }, add).value);  // zap-error-here
 }

@@ -4,6 +4,6 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     return pool.parallel_reduce(0, 1000, 0, [](int i) { return i; }, [](int a) { return a; });  // zap-error-here
 }

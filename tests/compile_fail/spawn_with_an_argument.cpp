@@ -4,7 +4,7 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     pool.spawn([](int) {});  // zap-error-here
     auto result = pool.submit([](int x) { return x; });  // zap-error-here
 }

@@ -4,7 +4,7 @@
 #include <zap/zap.hpp>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     zap::TaskGroup group(pool);
     group.run([](int) {});  // zap-error-here
     group.wait();

@@ -7,7 +7,7 @@
 #include <vector>
 
 int main() {
-    zap::ThreadPool pool(2);
+    zap::ThreadPool pool;
     std::vector<int> v(10, 1);
     return pool.transform_reduce(v, 0, std::plus<>{}, [k = 0](int x) mutable { return x + k++; });  // zap-error-here
 }
