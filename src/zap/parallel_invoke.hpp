@@ -165,43 +165,36 @@ void BasicThreadPool<Platform>::parallel_invoke(Fs&&... fs) {
         constexpr std::size_t left = sizeof...(Fs) / 2;
         detail::invoke_halves(*this, refs, std::make_index_sequence<left>(),
                               std::make_index_sequence<sizeof...(Fs) - left>());
-    } else {
+    } else {  // J1-J7: a() and b(), possibly in parallel
         auto& a = std::get<0>(refs);
         auto& b = std::get<1>(refs);
-        fork_join(a, b);
+        enum class Path { pushed, scheduled, not_forked };
+        detail::Fork<Platform, std::remove_reference_t<decltype(b)>> fork(b);  // J1
+        Context* context = own_context();
+        // Never null on a thread of this pool: the drain works as worker 0 (B5).
+        Worker* const worker = context != nullptr ? context->worker : nullptr;
+        Path path = Path::pushed;  // J2
+        if (context == nullptr) {
+            path = Path::scheduled;
+            schedule(fork);
+        } else if (Helping::at_help_bound(*context)) {
+            path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
+        } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
+            path = Path::not_forked;  // the owner's size() errs high only: no overflow below
+        } else {
+            detail::Region::set(fork, context->region);  // isolation.hpp I2: b is a child of this task
+            detail::List<Task> list = Batch(fork).take_list();
+            [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
+            ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");
+            notify_hint();
+        }
+        fork.run_here(a);  // J3
+        if (path == Path::not_forked || (path == Path::pushed && worker->run_buffer.take_back(fork)))
+            fork.run_inline();  // J4 (or J2's unforked b)
+        else
+            fork.join();  // J5
+        fork.rethrow_if_any();  // J7
     }
-}
-
-// J1-J7: a() and b(), possibly in parallel.
-template <class Platform>
-template <class A, class B>
-void BasicThreadPool<Platform>::fork_join(A& a, B& b) {
-    enum class Path { pushed, scheduled, not_forked };
-    detail::Fork<Platform, B> fork(b);  // J1
-    Context* context = own_context();
-    // Never null on a thread of this pool: the drain works as worker 0 (B5).
-    Worker* const worker = context != nullptr ? context->worker : nullptr;
-    Path path = Path::pushed;  // J2
-    if (context == nullptr) {
-        path = Path::scheduled;
-        schedule(fork);
-    } else if (Helping::at_help_bound(*context)) {
-        path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
-    } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
-        path = Path::not_forked;  // the owner's size() errs high only: no overflow below
-    } else {
-        detail::Region::set(fork, context->region);  // isolation.hpp I2: b is a child of this task
-        detail::List<Task> list = Batch(fork).take_list();
-        [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
-        ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");
-        notify_hint();
-    }
-    fork.run_here(a);  // J3
-    if (path == Path::not_forked || (path == Path::pushed && worker->run_buffer.take_back(fork)))
-        fork.run_inline();  // J4 (or J2's unforked b)
-    else
-        fork.join();  // J5
-    fork.rethrow_if_any();  // J7
 }
 
 }  // namespace zap

@@ -468,10 +468,6 @@ private:
         return context != nullptr && context->pool == this ? context : nullptr;
     }
 
-    // parallel_invoke's two-way fork (parallel_invoke.hpp, J1-J7).
-    template <class A, class B>
-    void fork_join(A& a, B& b);
-
     // parallel_invoke's wake-up (its step J2): A2 without the fence. Losing
     // the race with a worker going to sleep costs parallelism only, never a
     // stranded task: the forking worker takes its task back, or waits for
