@@ -82,6 +82,14 @@ class BasicThreadPool;  // thread_pool.hpp, which includes this header
 
 namespace detail {
 
+// reduce's result as a T: the conversion its constraint allows
+// (reduction_of), written out so that a -Wconversion build does not warn
+// inside zap about the user's own arithmetic (a sum of shorts is an int).
+template <class T, class R>
+T as_value(R&& result) {
+    return static_cast<T>(std::forward<R>(result));
+}
+
 // Steps 2-5 over the offsets [0, n): at(k) is the k-th term.
 template <class Platform, class Unsigned, class T, class At, class Reduce>
 class Reduction {
@@ -138,7 +146,7 @@ private:
         }
         if (!left || !right) return std::nullopt;  // steps 4-5: a lost half loses the node
         try {
-            return std::optional<T>(std::in_place, reduce_(std::move(*left), std::move(*right)));
+            return std::optional<T>(std::in_place, as_value<T>(reduce_(std::move(*left), std::move(*right))));
         } catch (...) {
             errors_.capture();
             return std::nullopt;
@@ -152,7 +160,7 @@ private:
         Unsigned i = lo;
         try {
             T acc(at_(i));
-            for (++i; i != hi; ++i) acc = reduce_(std::move(acc), T(at_(i)));
+            for (++i; i != hi; ++i) acc = as_value<T>(reduce_(std::move(acc), T(at_(i))));
             return acc;
         } catch (...) {
             errors_.capture();
@@ -204,7 +212,7 @@ T transform_reduce(BasicThreadPool<Platform>& pool, R& range, T init, const Redu
     const auto at = [&](std::size_t k) -> decltype(auto) { return transform(begin[static_cast<Difference>(k)]); };
     std::optional<T> value = reduce_tree<Platform, T>(pool, n, at, reduce);
     if (!value) return init;  // step 5: canceled
-    return reduce(std::move(init), std::move(*value));
+    return as_value<T>(reduce(std::move(init), std::move(*value)));
 }
 
 }  // namespace detail

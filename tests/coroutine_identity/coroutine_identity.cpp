@@ -6,26 +6,17 @@
 // often get_id() did not change across a hop from outside the pool, as
 // information (docs/drop_in.md warns about it), and fails only when
 // worker_index() is wrong. The ctest builds it with clang++ -O2.
+#include "../detached.hpp"
+
 #include <zap/zap.hpp>
 
-#include <coroutine>
 #include <cstdio>
-#include <exception>
 #include <semaphore>
 #include <thread>
 
 namespace {
 
-// The smallest coroutine type: starts at once, frees itself at the end.
-struct Detached {
-    struct promise_type {
-        Detached get_return_object() noexcept { return {}; }
-        std::suspend_never initial_suspend() noexcept { return {}; }
-        std::suspend_never final_suspend() noexcept { return {}; }
-        void return_void() noexcept {}
-        void unhandled_exception() noexcept { std::terminate(); }
-    };
-};
+using zap_test::Detached;
 
 std::binary_semaphore hopped{0};
 int same_id = 0, no_index = 0;
