@@ -256,6 +256,10 @@ zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlo
 # The loops of a canceled group (C6-C7, S5): a parallel_for that ignores its
 # group runs its pieces after the cancel (cancel_loop's one-worker assertion).
 zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched random --iterations 100000)
+# ... and an upper half that a canceled loop drops without counting itself
+# done leaves its splitter's frame waiting for ever (two workers: the half
+# may be stolen, or helped by the frame that waits for it).
+zap_seed(cancel_half_not_done cancel-half-not-done cancel_loop_two deadlock --sched random --iterations 100000)
 # Bites: each ordering of cancellation.hpp weakened one step, where a model
 # can show it (model/mutate reports them all). The maker's acquire half
 # survives every model: it is there for S4's holders of a token, and
