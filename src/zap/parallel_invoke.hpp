@@ -76,6 +76,7 @@
 #include <functional>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace zap {
@@ -130,7 +131,7 @@ private:
         if (self.state_.exchange(finished, std::memory_order_acq_rel) == waiting) self.group_.done();
     }
 
-    F* f_;
+    std::remove_reference_t<F>* f_;
     FirstException<Platform> errors_;
     typename Platform::template Atomic<std::uint32_t> state_{running};
     BasicWaitGroup<Platform> group_;
