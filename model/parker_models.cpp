@@ -125,8 +125,8 @@ struct MailboxFifoModel : Model<MailboxFifoModel, 2> {
     Mailbox box;
     void thread(unsigned index) {
         if (index == 0) {
-            box.send(0);
-            box.send(1);
+            RL_ASSERT(box.send(0));
+            RL_ASSERT(box.send(1));
         } else {
             const std::optional<int> first = box.receive();
             const std::optional<int> second = box.receive();
@@ -155,6 +155,29 @@ struct MailboxCloseModel : Model<MailboxCloseModel, 4> {
     }
     void after() {
         RL_ASSERT(box.closed());
+        ledger.expect_each_once();
+    }
+};
+
+// One sender sends two values, then seals (Go's close); a receiving loop and
+// a timed receiver race it: all return, and each value is received exactly
+// once - seal() hands nothing back, so a value left queued is lost (H4).
+struct MailboxSealModel : Model<MailboxSealModel, 3> {
+    Mailbox box;
+    Ledger<2> ledger;
+    void thread(unsigned index) {
+        if (index == 0) {
+            for (int v = 0; v < 2; ++v) RL_ASSERT(box.send(v));  // before the seal: accepted
+            box.seal();
+        } else if (index == 1) {
+            while (const std::optional<int> v = box.receive()) ledger.count(*v);
+        } else {
+            if (const std::optional<int> v = box.receive_for(forever)) ledger.count(*v);
+        }
+    }
+    void after() {
+        RL_ASSERT(box.closed());
+        RL_ASSERT(box.close().empty());  // the receivers drained it
         ledger.expect_each_once();
     }
 };
@@ -216,6 +239,8 @@ ZAP_MODEL_TEST(mailbox_fifo, MailboxFifoModel, false, P::SpawnFailure::never,
                "one sender, one receiver: both values arrive in send order, handed off or queued (H1)");
 ZAP_MODEL_TEST(mailbox_close, MailboxCloseModel, false, P::SpawnFailure::never,
                "send x2, receive, receive_for and close race: all return, each value in exactly one place (H3)");
+ZAP_MODEL_TEST(mailbox_seal, MailboxSealModel, false, P::SpawnFailure::never,
+               "send x2 then seal race a receiving loop and receive_for: all return, each value received once");
 ZAP_MODEL_TEST(object_pool_close, ObjectPoolCloseModel, false, P::SpawnFailure::never,
                "put then close race a getter and a timed getter: both return, the object got once or handed back");
 ZAP_MODEL_TEST(object_pool_gate, ObjectPoolGateModel, false, P::SpawnFailure::never,

@@ -22,6 +22,19 @@
 //                       data race on its address otherwise).
 //   cancel_publishes    a thread writes, then cancels; another that sees
 //                       is_canceled() reads what was written (S4).
+//   cancel_loop         max_threads 1: a child taking the group's token runs
+//                       parallel_for over 4 indices, one per piece; the
+//                       body of index 1 cancels. On the one worker every
+//                       later piece starts after the cancel: none may run
+//                       (C7, S5), the token is stopped, the skipped upper
+//                       halves still count done (the owner's wait() returns),
+//                       and a loop of the next round runs every index.
+//   cancel_loop_two     max_threads 2: the same loop split over two workers
+//                       while a second child cancels: each index runs at
+//                       most once, the pieces that run race nothing, every
+//                       frame's wait returns (spurious wake-ups off: a lost
+//                       wake-up is a deadlock), and after the reset the next
+//                       round's loop runs every index (S5: no stale cancel).
 #include "model_registry.hpp"
 
 #include <zap/task_group.hpp>
@@ -122,6 +135,46 @@ struct CancelPublishes : Model<CancelPublishes, 2> {
     }
 };
 
+// cancel_loop / cancel_loop_two: a canceled group's loop starts no new piece.
+template <std::uint32_t Workers>
+struct CancelLoop : Model<CancelLoop<Workers>, 1, Workers> {
+    static constexpr int n = 4;
+    rl::var<int> ran[n];
+    rl::var<int> next_ran[2];
+
+    void thread(unsigned) {
+        for (auto& r : ran) r($).store(0);
+        for (auto& r : next_ran) r($).store(0);
+        Pool* pool = new Pool(model_config(Workers));
+        auto* group = new TaskGroup(*pool);
+        group->run([this, pool, group](std::stop_token token) {
+            pool->parallel_for(0, n, [this, group](int i) {
+                RL_ASSERT(ran[i]($).load() == 0);  // each index at most once
+                ran[i]($).store(1);
+                // One worker: the pieces run in index order on its thread, so
+                // every piece after index 1 started after its cancel (S5).
+                if (Workers == 1) RL_ASSERT(i <= 1);
+                if (i == 1) group->cancel();
+            }, zap::Grain{1});
+            if (Workers == 1) RL_ASSERT(token.stop_requested());  // the group's token (step 9)
+        });
+        if (Workers > 1) group->run([group] { group->cancel(); });
+        group->wait();
+        RL_ASSERT(!group->is_canceled());  // C5
+        if (Workers == 1) RL_ASSERT(ran[1]($).load() == 1);
+        group->run([this, pool] {
+            pool->parallel_for(0, 2, [this](int i) { next_ran[i]($).store(1); }, zap::Grain{1});
+        });
+        group->wait();
+        for (auto& r : next_ran) RL_ASSERT(r($).load() == 1);  // a new round: nothing skipped
+        delete group;
+        delete pool;
+    }
+};
+
+using CancelLoop1 = CancelLoop<1>;
+using CancelLoop2 = CancelLoop<2>;
+
 }  // namespace
 
 ZAP_MODEL_TEST(cancel_skips, CancelSkips1, false, P::SpawnFailure::never,
@@ -132,3 +185,7 @@ ZAP_MODEL_TEST(cancel_token, CancelToken, true, P::SpawnFailure::never,
                "two stop_token() callers race cancel(): the stop_source is made once, whole, and every token is stopped");
 ZAP_MODEL_TEST(cancel_publishes, CancelPublishes, true, P::SpawnFailure::never,
                "what a thread wrote before cancel() is visible to a thread that sees is_canceled()");
+ZAP_MODEL_TEST(cancel_loop, CancelLoop1, false, P::SpawnFailure::never,
+               "max_threads 1: a canceled group's parallel_for starts no piece after the cancel; wait() returns, resets");
+ZAP_MODEL_TEST(cancel_loop_two, CancelLoop2, false, P::SpawnFailure::never,
+               "max_threads 2: a loop canceled by a sibling: each index at most once, every wait returns, next round whole");

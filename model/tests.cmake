@@ -60,6 +60,7 @@ set(ZAP_MODEL_BOUNDED
   "lock 2 100000 3 1000000"
   "mailbox_fifo 2 100000 3 1000000"
   "mailbox_close 1 100000 1 3000000"
+  "mailbox_seal 2 100000 3 1000000"
   "object_pool_close 1 100000 2 1000000"
   "object_pool_gate 2 100000 3 1000000"
   # model/task_group_models.cpp: the two that start no worker
@@ -96,7 +97,7 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     # over ten at bound 2; the seed tests show bound 2 reaching each race)
     apart_idle_worker apart_spawn_fails two_joiners
     # task_group_models.cpp: TaskGroup cancellation on a running pool
-    cancel_skips cancel_wakes_waiter
+    cancel_skips cancel_wakes_waiter cancel_loop cancel_loop_two
     # wait_for_models.cpp: timed waits of a worker
     wait_for_helping wait_for_pool_gone
     # execution_models.cpp: a schedule sender's operation state (Protocol X)
@@ -222,6 +223,9 @@ zap_seed(handoff_close_no_wake handoff-close-no-wake mailbox_close deadlock --bo
 zap_seed(handoff_close_no_wake_pool handoff-close-no-wake object_pool_close deadlock --bound 1)
 zap_seed(handoff_timeout_drops_value handoff-timeout-drops-value mailbox_close assert --bound 2)
 zap_seed(handoff_timeout_drops_value_pool handoff-timeout-drops-value object_pool_close assert --bound 2)
+# seal() (Go's close): a taker that looks at `closed` before the stored
+# values loses what the receivers were to drain (expect_each_once).
+zap_seed(seal_closed_first seal-closed-first mailbox_seal assert --bound 1)
 # Bites: each ordering of parker.hpp and lock.hpp weakened to relaxed is a
 # data race in its model (model/mutate reports them all; these stay in CI).
 # The take and timeout ones need context bound 2 since issue 21: park()
@@ -284,6 +288,13 @@ zap_seed(cancel_maker_no_recheck cancel-maker-no-recheck cancel_token assert --b
 zap_seed(cancel_no_skip cancel-no-skip cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_reset_first cancel-reset-first cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlock --sched random --iterations 100000)
+# The loops of a canceled group (C6-C7, S5): a parallel_for that ignores its
+# group runs its pieces after the cancel (cancel_loop's one-worker assertion).
+zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched random --iterations 100000)
+# ... and an upper half that a canceled loop drops without counting itself
+# done leaves its splitter's frame waiting for ever (two workers: the half
+# may be stolen, or helped by the frame that waits for it).
+zap_seed(cancel_half_not_done cancel-half-not-done cancel_loop_two deadlock --sched random --iterations 100000)
 # Bites: each ordering of cancellation.hpp weakened one step, where a model
 # can show it (model/mutate reports them all). The maker's acquire half
 # survives every model: it is there for S4's holders of a token, and

@@ -230,3 +230,75 @@ TEST(Isolation, ReturnsTheValueAndPropagatesExceptions) {
 }
 
 }  // namespace
+
+// ---- what isolate() does not promise (docs/helping_wait.md, "The rule, exactly") ----
+
+TEST(IsolationLimits, AWaitInsideIsolateForAChildCreatedOutsideIsNotHelped) {
+    // A task runs a child, then waits for it inside isolate(): the child was
+    // created outside the region, so the isolated wait may not run it, and on
+    // one worker nobody else can - the wait sleeps, the task never returns.
+    // (Here the wait is timed, and the task then waits outside the region,
+    // where its helping wait runs the child.)
+    zap::ThreadPool pool(1);
+    bool isolated_wait_returned_true = true;
+    std::atomic<int> ran{0};
+    pool.submit([&] {
+        zap::TaskGroup group(pool);
+        group.run([&] { ran++; });  // created outside the region
+        isolated_wait_returned_true = pool.isolate([&] { return group.wait_for(50ms); });
+        group.wait();  // not isolated: helps, runs the child
+    }).get();
+    EXPECT_FALSE(isolated_wait_returned_true) << "the isolated wait ran a task created outside its region";
+    EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(IsolationLimits, AnIsolatedWaiterSleepsWhileATaskOfAnotherRegionIsQueued) {
+    // The README's work conservation excludes isolate(): on one worker, a
+    // task queued outside the region waits while the only worker sleeps in
+    // an isolated wait.
+    zap::ThreadPool pool(1);
+    std::atomic<bool> outside_ran{false};
+    bool ran_during_the_wait = true;
+    pool.submit([&] {
+        pool.spawn([&] { outside_ran = true; });  // another region's task, queued on this worker
+        pool.isolate([&] {
+            zap::WaitGroup never;
+            never.add();
+            (void)never.wait_for(50ms);  // sleeps: the queued task is not its region's
+            ran_during_the_wait = outside_ran.load();
+            never.done();
+        });
+    }).get();
+    EXPECT_FALSE(ran_during_the_wait);
+    while (!outside_ran.load()) std::this_thread::yield();  // it runs once the worker is free
+}
+
+TEST(IsolationLimits, AProgressLoopOfWaitForInsideIsolateLetsAChildWaitOnTheWaiter) {
+    // The child C waits until its waiter X has made progress (after X's first
+    // timeout). Without isolate(), X's helping wait_for may pick C up on X's
+    // own thread, where it waits for X for ever, idle workers or not. With
+    // the progress loop inside isolate() and C created before it, X's waits
+    // never run C: the other worker does.
+    zap::ThreadPool pool(2);
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<bool> progressed{false};
+        std::atomic<bool> saw_progress{false};
+        int timeouts = 0;
+        pool.submit([&] {
+            zap::TaskGroup group(pool);
+            group.run([&] {  // C
+                const auto until = std::chrono::steady_clock::now() + watchdog;
+                while (!progressed.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+                saw_progress = progressed.load();
+            });
+            pool.isolate([&] {
+                while (!group.wait_for(1ms)) {
+                    ++timeouts;
+                    progressed = true;
+                }
+            });
+        }).get();
+        ASSERT_TRUE(saw_progress.load()) << "round " << round << ": the waiter ran the child that waited for it";
+        EXPECT_GT(timeouts, 0);
+    }
+}

@@ -11,11 +11,13 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -313,4 +315,162 @@ TEST(ForEach, NestedOnOneThreadWithExceptions) {
     EXPECT_EQ(calls.load(), 1000);
     for (std::size_t r = 0; r < rows.size(); ++r)
         for (std::size_t c = 0; c < rows[r].size(); ++c) ASSERT_EQ(rows[r][c], static_cast<int>(r * 100 + c));
+}
+
+// ---- C++ conventions: two index types, every integral type, a const shared body, f(element) ----
+
+namespace {
+
+// parallel_for(first, last) over the whole of an integer type's window
+// [lo, hi): every index once, each of type I.
+template <class I>
+void expect_every_index_once(zap::ThreadPool& pool, I lo, I hi) {
+    const auto n = static_cast<std::size_t>(static_cast<long long>(hi) - static_cast<long long>(lo));
+    std::vector<std::atomic<int>> seen(n);
+    pool.parallel_for(lo, hi, [&](auto i) {
+        static_assert(std::is_same_v<decltype(i), I>, "the body is called with the index type");
+        seen[static_cast<std::size_t>(static_cast<long long>(i) - static_cast<long long>(lo))]++;
+    }, zap::Grain{3});
+    for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(seen[k].load(), 1) << "index " << static_cast<long long>(lo) + k;
+}
+
+// The type's whole range when it is at most 16 bits wide, else 3000 indices at each end.
+template <class I>
+void expect_every_index_once_near_the_limits(zap::ThreadPool& pool) {
+    using Limits = std::numeric_limits<I>;
+    if constexpr (sizeof(I) <= 2) {
+        expect_every_index_once<I>(pool, Limits::min(), Limits::max());
+    } else {
+        expect_every_index_once<I>(pool, Limits::min(), static_cast<I>(Limits::min() + 3000));
+        expect_every_index_once<I>(pool, static_cast<I>(Limits::max() - 3000), Limits::max());
+    }
+}
+
+}  // namespace
+
+TEST(ParallelFor, EveryIntegralIndexTypeEightBitAndCharactersIncluded) {
+    for (std::uint32_t n : {1u, 3u}) {
+        zap::ThreadPool pool(threads(n));
+        expect_every_index_once_near_the_limits<char>(pool);
+        expect_every_index_once_near_the_limits<signed char>(pool);
+        expect_every_index_once_near_the_limits<unsigned char>(pool);
+        expect_every_index_once_near_the_limits<std::int8_t>(pool);
+        expect_every_index_once_near_the_limits<std::uint8_t>(pool);
+        expect_every_index_once_near_the_limits<char8_t>(pool);
+        expect_every_index_once_near_the_limits<char16_t>(pool);
+        expect_every_index_once_near_the_limits<char32_t>(pool);
+        expect_every_index_once_near_the_limits<wchar_t>(pool);
+        expect_every_index_once_near_the_limits<short>(pool);
+        expect_every_index_once_near_the_limits<unsigned short>(pool);
+        expect_every_index_once_near_the_limits<int>(pool);
+        expect_every_index_once_near_the_limits<unsigned>(pool);
+        expect_every_index_once_near_the_limits<long long>(pool);
+        expect_every_index_once_near_the_limits<unsigned long long>(pool);
+    }
+}
+
+TEST(ParallelFor, BoundsOfTwoTypesUseTheirCommonType) {
+    zap::ThreadPool pool(threads(2));
+    std::vector<int> v(1000, 0);
+    pool.parallel_for(0, v.size(), [&](auto i) {  // int and std::size_t: the user's first hour
+        static_assert(std::is_same_v<decltype(i), std::size_t>);
+        v[i] += 1;
+    });
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], 1) << i;
+
+    std::atomic<long> sum{0};
+    pool.parallel_for(std::uint8_t{10}, 300, [&](auto i) {  // std::uint8_t and int: int
+        static_assert(std::is_same_v<decltype(i), int>);
+        sum += i;
+    });
+    EXPECT_EQ(sum.load(), (299L * 300 - 9L * 10) / 2);
+
+    std::atomic<int> calls{0};
+    pool.parallel_for(-5L, 5u, [&](long i) { calls += i >= -5 && i < 5 ? 1 : 1000; });  // long holds every unsigned
+    EXPECT_EQ(calls.load(), 10);
+    pool.parallel_for(std::size_t{7}, 3, [&](std::size_t) { calls++; });  // first > last: empty
+    EXPECT_EQ(calls.load(), 10);
+}
+
+#ifndef NDEBUG
+TEST(ParallelForDeathTest, ABoundTheIndexTypeCannotHoldAsserts) {
+    zap::ThreadPool pool(threads(2));
+    // int and std::size_t: the index type is std::size_t, which cannot hold -1.
+    EXPECT_DEATH(pool.parallel_for(-1, std::size_t{10}, [](std::size_t) {}),
+                 "a loop bound must fit the index type std::common_type_t<A, B>");
+    EXPECT_DEATH((void)pool.parallel_reduce(-1, std::size_t{10}, std::size_t{0}, [](std::size_t i) { return i; },
+                                            std::plus<>{}),
+                 "a loop bound must fit the index type");
+}
+#else
+TEST(ParallelFor, ABoundTheIndexTypeCannotHoldNeverCallsOutsideTheRange) {
+    // Release builds: the indices of [first, last) that the index type holds.
+    zap::ThreadPool pool(threads(2));
+    std::vector<std::atomic<int>> seen(10);
+    pool.parallel_for(-3, std::size_t{10}, [&](std::size_t i) {
+        ASSERT_LT(i, 10u);
+        seen[i]++;
+    });
+    for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+    pool.parallel_for(std::size_t{0}, -3, [&](std::size_t) { ADD_FAILURE() << "an empty range called its body"; });
+}
+#endif
+
+namespace {
+
+// A body with both call operators: the loops must use the const one.
+struct ConstOnlyPlease {
+    std::atomic<int>* calls;
+    void operator()(int) const { (*calls)++; }
+    void operator()(int) { ADD_FAILURE() << "the body was called through a non-const reference"; }
+    void operator()(int&, std::size_t) const { (*calls)++; }
+    void operator()(int&, std::size_t) { ADD_FAILURE() << "the body was called through a non-const reference"; }
+};
+
+// Counts its copies and moves: the loops share the caller's object.
+struct CopyCounted {
+    static inline std::atomic<int> copies{0};
+    CopyCounted() = default;
+    CopyCounted(const CopyCounted&) { copies++; }
+    CopyCounted(CopyCounted&&) noexcept { copies++; }
+    void operator()(int) const {}
+};
+
+}  // namespace
+
+TEST(ParallelFor, TheBodyIsSharedAndCalledThroughAConstReference) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> calls{0};
+    ConstOnlyPlease body{&calls};
+    pool.parallel_for(0, 1000, body, zap::Grain{10});
+    EXPECT_EQ(calls.load(), 1000);
+    std::vector<int> v(100);
+    pool.for_each(v, body);
+    EXPECT_EQ(calls.load(), 1100);
+
+    CopyCounted counted;
+    pool.parallel_for(0, 1000, counted, zap::Grain{1});
+    pool.parallel_for(0, 1000, CopyCounted{}, zap::Grain{1});
+    EXPECT_EQ(CopyCounted::copies.load(), 0);
+}
+
+TEST(ForEach, TakesTheElementAloneOrWithItsIndex) {
+    zap::ThreadPool pool(threads(2));
+    std::vector<int> v(5000, 1);
+    pool.for_each(v, [](int& x) { x += 1; });  // the std::for_each shape
+    for (int x : v) ASSERT_EQ(x, 2);
+    pool.for_each(v, [](int& x, std::size_t i) { x = static_cast<int>(i); });
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<int>(i));
+
+    // A callable that takes either: the element alone.
+    std::atomic<int> alone{0}, with_index{0};
+    pool.for_each(v, [&](auto&&... args) { (sizeof...(args) == 1 ? alone : with_index)++; });
+    EXPECT_EQ(alone.load(), 5000);
+    EXPECT_EQ(with_index.load(), 0);
+
+    // A range of proxies (std::vector<bool>): the element is a prvalue. One
+    // piece: neighbouring bits share a word, so two threads may not write them.
+    std::vector<bool> bits(300, false);
+    pool.for_each(bits, [](auto bit) { bit = true; }, zap::Grain{300});
+    for (bool b : bits) ASSERT_TRUE(b);
 }

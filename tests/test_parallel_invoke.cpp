@@ -289,3 +289,103 @@ TEST(ParallelInvoke, InsideJoinsDrainWithNoWorker) {
     EXPECT_EQ(ran_on, std::this_thread::get_id()) << "no worker: join()'s drain ran the task";
     EXPECT_EQ(result, fib_serial(12));
 }
+
+// ---- parallel_invoke(f1, ..., fn): n >= 2 callables ----
+
+namespace {
+
+// Callable once, as an lvalue only; neither copyable nor movable; it may be
+// mutable. Counts its calls.
+struct LvalueOnly {
+    int calls = 0;
+    std::thread::id ran_on{};
+    LvalueOnly() = default;
+    LvalueOnly(const LvalueOnly&) = delete;
+    LvalueOnly& operator=(const LvalueOnly&) = delete;
+    void operator()() & {
+        ++calls;
+        ran_on = std::this_thread::get_id();
+    }
+    void operator()() && = delete;
+};
+
+// Sums 1..n with an n-way parallel_invoke at each level: 8 leaves under two
+// levels of 2- to 5-way forks.
+long nested_sum(zap::ThreadPool& pool, int depth) {
+    if (depth == 0) return 1;
+    long a = 0, b = 0, c = 0;
+    pool.parallel_invoke([&] { a = nested_sum(pool, depth - 1); }, [&] { b = nested_sum(pool, depth - 1); },
+                         [&] { c = nested_sum(pool, depth - 1); });
+    return a + b + c;
+}
+
+}  // namespace
+
+TEST(ParallelInvokeN, EveryCallableRunsOnceAsAnLvalueNeverCopied) {
+    for (std::uint32_t threads : {1u, 2u, 4u}) {
+        zap::ThreadPool pool(threads);
+        auto check = [&] {
+            LvalueOnly f[8];
+            pool.parallel_invoke(f[0], f[1]);
+            for (int i = 0; i < 2; ++i) EXPECT_EQ(f[i].calls, 1);
+            pool.parallel_invoke(f[0], f[1], f[2]);
+            pool.parallel_invoke(f[0], f[1], f[2], f[3]);
+            pool.parallel_invoke(f[0], f[1], f[2], f[3], f[4]);
+            pool.parallel_invoke(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+            const int expected[8] = {5, 5, 4, 3, 2, 1, 1, 1};
+            for (int i = 0; i < 8; ++i) EXPECT_EQ(f[i].calls, expected[i]) << "callable " << i;
+        };
+        check();               // from outside the pool
+        run_on_pool(pool, check);  // from a worker
+    }
+}
+
+TEST(ParallelInvokeN, MutableCallablesAndTemporaries) {
+    zap::ThreadPool pool(2);
+    std::atomic<int> total{0};
+    pool.parallel_invoke([&, n = 0]() mutable { total += ++n; }, [&, n = 1]() mutable { total += ++n; },
+                         [&, n = 2]() mutable { total += ++n; });
+    EXPECT_EQ(total.load(), 1 + 2 + 3);
+}
+
+TEST(ParallelInvokeN, NestedNWayForksOnOneAndSeveralWorkers) {
+    for (std::uint32_t threads : {1u, 2u, 4u}) {
+        zap::ThreadPool pool(threads);
+        EXPECT_EQ(nested_sum(pool, 6), 729);  // 3^6 leaves
+        long inside = 0;
+        run_on_pool(pool, [&] { inside = nested_sum(pool, 6); });
+        EXPECT_EQ(inside, 729);
+    }
+}
+
+TEST(ParallelInvokeN, EveryCallableRunsWhenSomeThrowAndOneExceptionIsRethrown) {
+    zap::ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    auto ok = [&] { ran++; };
+    auto boom = [&] {
+        ran++;
+        throw std::runtime_error("boom");
+    };
+    EXPECT_THROW(pool.parallel_invoke(ok, boom, ok, boom, ok), std::runtime_error);
+    EXPECT_EQ(ran.load(), 5);
+    run_on_pool(pool, [&] { EXPECT_THROW(pool.parallel_invoke(boom, ok, ok, ok, ok, boom, ok), std::runtime_error); });
+    EXPECT_EQ(ran.load(), 12);
+}
+
+TEST(ParallelInvokeN, AllocatesNothing) {
+    if (!ZAP_TEST_COUNTS_NEW) GTEST_SKIP() << "ThreadSanitizer owns operator new; counted in the other builds";
+    zap::ThreadPool pool(2);
+    pool.warm(2);
+    long inside = 0, allocated_inside = -1;
+    run_on_pool(pool, [&] {
+        const long before = heap_allocations.load();
+        for (int i = 0; i < 50; ++i) inside += nested_sum(pool, 5);
+        allocated_inside = heap_allocations.load() - before;
+    });
+    const long before = heap_allocations.load();
+    const long outside = nested_sum(pool, 5);
+    EXPECT_EQ(heap_allocations.load() - before, 0);
+    EXPECT_EQ(allocated_inside, 0);
+    EXPECT_EQ(inside, 50 * 243);
+    EXPECT_EQ(outside, 243);
+}

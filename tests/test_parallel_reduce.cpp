@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -251,4 +253,101 @@ TEST(ParallelReduce, AllocatesNothing) {
     if (ZAP_TEST_COUNTS_NEW) {
         EXPECT_EQ(heap_allocations.load() - news_before, 0);
     }
+}
+
+// ---- C++ conventions: every integral index type, two index types, terms made T, const shared callables ----
+
+namespace {
+
+// The sum of every index of [lo, hi) of I, and the count of terms, as a reduction.
+template <class I>
+void expect_reduces_every_index(zap::ThreadPool& pool, I lo, I hi) {
+    long long expected = 0;
+    for (long long i = static_cast<long long>(lo); i < static_cast<long long>(hi); ++i) expected += i;
+    const auto sum = pool.parallel_reduce(lo, hi, 0LL, [](I i) { return static_cast<long long>(i); },
+                                          std::plus<>{});
+    EXPECT_EQ(sum, expected) << "an index type of " << sizeof(I) << " byte(s)";
+    const auto count = pool.parallel_reduce(lo, hi, 0LL, [](I) { return 1LL; }, std::plus<>{});
+    EXPECT_EQ(count, static_cast<long long>(hi) - static_cast<long long>(lo));
+}
+
+template <class I>
+void expect_reduces_the_whole_type(zap::ThreadPool& pool) {
+    expect_reduces_every_index<I>(pool, std::numeric_limits<I>::min(), std::numeric_limits<I>::max());
+}
+
+}  // namespace
+
+TEST(ParallelReduce, EightBitAndCharacterIndexTypes) {
+    // A leaf count of 1024 does not fit an 8-bit type: the leaf size was
+    // n / 0 (SIGFPE with g++ -O2, UBSan "division by zero").
+    for (std::uint32_t n : {1u, 2u, 4u}) {
+        zap::ThreadPool pool(threads(n));
+        expect_reduces_the_whole_type<char>(pool);
+        expect_reduces_the_whole_type<signed char>(pool);
+        expect_reduces_the_whole_type<unsigned char>(pool);
+        expect_reduces_the_whole_type<std::int8_t>(pool);
+        expect_reduces_the_whole_type<std::uint8_t>(pool);
+        expect_reduces_the_whole_type<char8_t>(pool);
+        expect_reduces_the_whole_type<char16_t>(pool);
+        expect_reduces_the_whole_type<short>(pool);
+        expect_reduces_the_whole_type<unsigned short>(pool);
+        expect_reduces_every_index<wchar_t>(pool, 0, 5000);
+        expect_reduces_every_index<char32_t>(pool, 0, 5000);
+    }
+}
+
+TEST(ParallelReduce, BoundsOfTwoTypesUseTheirCommonType) {
+    zap::ThreadPool pool(threads(2));
+    std::vector<int> v(3000);
+    std::iota(v.begin(), v.end(), 1);
+    const long long sum = pool.parallel_reduce(0, v.size(), 0LL, [&](auto i) {
+        static_assert(std::is_same_v<decltype(i), std::size_t>);
+        return static_cast<long long>(v[i]);
+    }, std::plus<>{});
+    EXPECT_EQ(sum, 3000LL * 3001 / 2);
+}
+
+TEST(ParallelReduce, TermsAreMadeTBeforeReduceSeesThem) {
+    // map returns int, T is long long: reduce is only ever called with two T
+    // (it was called with (long long, int) inside a leaf).
+    zap::ThreadPool pool(threads(2));
+    const auto reduce = [](auto a, auto b) {
+        static_assert(std::is_same_v<decltype(a), long long> && std::is_same_v<decltype(b), long long>);
+        return a + b;
+    };
+    EXPECT_EQ(pool.parallel_reduce(0, 5000, 0LL, [](int i) { return i; }, reduce), 4999LL * 5000 / 2);
+    std::vector<short> shorts(5000, 2);
+    EXPECT_EQ(pool.transform_reduce(shorts, 0LL, reduce, [](short s) { return s; }), 10000);
+    // A sum of shorts computes in int (promotion) and comes back to short.
+    EXPECT_EQ(pool.parallel_reduce(0, 100, short{0}, [](int) { return short{1}; }, std::plus<>{}), 100);
+}
+
+namespace {
+
+// Callables with both call operators: the reductions must use the const ones.
+struct ConstMap {
+    int operator()(int i) const { return i; }
+    int operator()(int) {
+        ADD_FAILURE() << "map called through a non-const reference";
+        return 0;
+    }
+};
+struct ConstReduce {
+    int operator()(int a, int b) const { return a + b; }
+    int operator()(int, int) {
+        ADD_FAILURE() << "reduce called through a non-const reference";
+        return 0;
+    }
+};
+
+}  // namespace
+
+TEST(ParallelReduce, MapAndReduceAreCalledThroughAConstReference) {
+    zap::ThreadPool pool(threads(2));
+    ConstMap map;
+    ConstReduce reduce;
+    EXPECT_EQ(pool.parallel_reduce(0, 5000, 0, map, reduce), 4999 * 5000 / 2);
+    std::vector<int> v(100, 1);
+    EXPECT_EQ(pool.transform_reduce(v, 0, reduce, map), 100);
 }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <stop_token>
@@ -205,4 +206,144 @@ TEST(TaskGroupCancel, TheStopSourceIsMadeOnlyWhenAskedFor) {
     const std::stop_token again = group.stop_token();
     EXPECT_EQ(heap_allocations.load() - before, 1) << "one stop_source per round, made at the first request";
     EXPECT_TRUE(first == again);
+}
+
+// ---- run(f) with f(std::stop_token); a canceled group's loops ----
+
+TEST(TaskGroupToken, AChildTakingATokenGetsTheGroupsAndSeesALaterCancel) {
+    zap::ThreadPool pool(threads(2));
+    zap::TaskGroup group(pool);
+    std::atomic<bool> started{false}, saw_stop{false};
+    std::stop_token seen;
+    group.run([&](std::stop_token token) {
+        seen = token;
+        started = true;
+        while (!token.stop_requested()) std::this_thread::yield();  // ends only through the cancel below
+        saw_stop = true;
+    });
+    spin_until(started);
+    EXPECT_FALSE(seen.stop_requested());
+    group.cancel();
+    group.wait();
+    EXPECT_TRUE(saw_stop.load());
+    EXPECT_TRUE(seen.stop_requested());
+
+    // After the wait() that ended the canceled round: the new round's fresh token.
+    std::stop_token next;
+    group.run([&](std::stop_token token) { next = token; });
+    group.wait();
+    EXPECT_FALSE(next.stop_requested());
+    EXPECT_TRUE(seen.stop_requested()) << "the old round's token stays stopped";
+    std::stop_token from_group = group.stop_token();
+    group.run([&](std::stop_token token) { next = token; });
+    group.wait();
+    group.cancel();
+    EXPECT_TRUE(next.stop_requested()) << "a child's token is the group's stop_token() of its round";
+    EXPECT_TRUE(from_group.stop_requested());
+    group.wait();
+}
+
+TEST(TaskGroupToken, ACallableTakingNothingStillRunsAndATokenChildIsSkippedWhenCanceled) {
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    std::atomic<int> ran{0};
+    group.run([&] { ran++; });
+    group.run([&](std::stop_token) { ran++; });
+    group.wait();
+    EXPECT_EQ(ran.load(), 2);
+    group.cancel();
+    group.run([&](std::stop_token) { ran++; });  // a canceled group schedules nothing
+    group.wait();
+    EXPECT_EQ(ran.load(), 2);
+}
+
+namespace {
+
+// Runs, on the pool, a child of `group` that runs a loop of 1000 pieces;
+// the piece at index 10 cancels the group. On one worker the pieces run one
+// after another on that thread: every piece after the canceling one starts
+// after the cancel, so none runs.
+template <class Loop>
+int indices_run_when_canceled_at_ten(zap::ThreadPool& pool, Loop loop) {
+    zap::TaskGroup group(pool);
+    std::atomic<int> calls{0};
+    group.run([&] {
+        loop([&](int i) {
+            calls++;
+            if (i == 10) group.cancel();
+        });
+    });
+    group.wait();
+    return calls.load();
+}
+
+}  // namespace
+
+TEST(TaskGroupLoops, ACanceledGroupsParallelForStartsNoNewPiece) {
+    zap::ThreadPool pool(threads(1));
+    const int calls = indices_run_when_canceled_at_ten(pool, [&](auto body) {
+        pool.parallel_for(0, 1000, body, zap::Grain{1});
+    });
+    EXPECT_EQ(calls, 11) << "the pieces before the cancel and the canceling one, no other";
+    // for_each, and a loop nested in a piece: the piece runs in the group.
+    std::vector<int> rows(100);
+    const int nested = indices_run_when_canceled_at_ten(pool, [&](auto body) {
+        pool.for_each(rows, [&](int&, std::size_t r) {
+            pool.parallel_for(0, 10, [&](int c) { body(static_cast<int>(r) * 10 + c); }, zap::Grain{1});
+        }, zap::Grain{1});
+    });
+    EXPECT_EQ(nested, 11) << "row 0, then row 1's first column: a nested loop went on after the cancel";
+}
+
+TEST(TaskGroupLoops, ACanceledGroupsReductionReturnsTheIdentity) {
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    std::atomic<int> calls{0};
+    long result = -1, transformed = -1;
+    std::vector<int> v(1000, 1);
+    group.run([&] {
+        result = pool.parallel_reduce(0, 100000, 7L, [&](int i) {
+            calls++;
+            if (i == 10) group.cancel();
+            return 1L;
+        }, std::plus<>{});
+        transformed = pool.transform_reduce(v, 5L, std::plus<>{}, [](int x) { return long{x}; });
+    });
+    group.wait();
+    EXPECT_EQ(result, 7) << "a canceled reduction returns its identity, never the sum of a part";
+    EXPECT_EQ(transformed, 5) << "a reduction started in a canceled group starts nothing: init";
+    EXPECT_LT(calls.load(), 100000);
+}
+
+TEST(TaskGroupLoops, ATaskAHelpingWaitRunsIsNotPartOfTheWaitersGroup) {
+    // The canceled group's child waits (helping) for a task that is no child
+    // of it: that task's loop belongs to no group and runs every index.
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    std::atomic<int> calls{0};
+    group.run([&] {
+        group.cancel();
+        zap::WaitGroup done;
+        done.add();
+        pool.spawn([&] {
+            pool.parallel_for(0, 1000, [&](int) { calls++; }, zap::Grain{1});
+            done.done();
+        });
+        done.wait();  // one worker: this wait runs the spawned task
+    });
+    group.wait();
+    EXPECT_EQ(calls.load(), 1000);
+}
+
+TEST(TaskGroupLoops, LoopsOutsideAGroupAndAfterTheRoundAreNotCanceled) {
+    zap::ThreadPool pool(threads(2));
+    zap::TaskGroup group(pool);
+    group.run([&] { group.cancel(); });
+    group.wait();
+    std::atomic<int> calls{0};
+    group.run([&] { pool.parallel_for(0, 1000, [&](int) { calls++; }, zap::Grain{1}); });  // a new round
+    group.wait();
+    EXPECT_EQ(calls.load(), 1000);
+    pool.parallel_for(0, 1000, [&](int) { calls++; }, zap::Grain{1});
+    EXPECT_EQ(calls.load(), 2000);
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -476,4 +477,16 @@ TEST(PoolConfig, StackSizeIsUsed) {
     wg.wait();  // run by the worker, not by a drain on this thread
     EXPECT_GE(probe.bytes, std::size_t{64} << 20);
     EXPECT_LT(probe.bytes, std::size_t{65} << 20);
+}
+
+TEST(ThreadPoolConstructor, TakesAThreadCountAsConfigDoes) {
+    zap::ThreadPool three(3);  // as zap::Config{.max_threads = 3}
+    EXPECT_EQ(three.max_threads(), 3u);
+    zap::ThreadPool defaulted(0);  // 0: the default
+    EXPECT_EQ(defaulted.max_threads(), zap::ThreadPool(zap::Config{}).max_threads());
+    EXPECT_THROW(zap::ThreadPool(16384), std::invalid_argument);  // the Sync word's limit, as for Config
+    static_assert(!std::is_convertible_v<std::uint32_t, zap::ThreadPool>, "explicit, as ThreadPool(Config) is");
+    std::atomic<int> ran{0};
+    three.parallel_for(0, 300, [&](int) { ran++; });
+    EXPECT_EQ(ran.load(), 300);
 }

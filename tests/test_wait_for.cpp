@@ -363,7 +363,7 @@ TEST(TaskGroupWaitFor, TrueRethrowsTheFirstExceptionAndEndsTheRound) {
         ran++;
         if (i == 3) throw std::runtime_error("child 3");
     });
-    EXPECT_THROW(group.wait_for(watchdog), std::runtime_error);
+    EXPECT_THROW((void)group.wait_for(watchdog), std::runtime_error);
     EXPECT_EQ(ran.load(), 8);
     EXPECT_TRUE(group.wait_for(0ns));  // a new round: nothing left to report
 }
@@ -392,7 +392,7 @@ TEST(TaskGroupWaitFor, OnAWorkerItHelpsAndRethrows) {
         std::atomic<int> ran{0};
         for (int i = 0; i < 8; ++i) group.run([&] { ran++; });
         group.run([] { throw std::logic_error("child"); });
-        EXPECT_THROW(group.wait_for(watchdog), std::logic_error);
+        EXPECT_THROW((void)group.wait_for(watchdog), std::logic_error);
         EXPECT_EQ(ran.load(), 8);
     });
 }

@@ -27,6 +27,23 @@
 //   C5. reset(), by the waiter once every child of the round has ended
 //       (wait() returned from the group's count): if CANCELED, destroy the
 //       source if there is one and store 0 (relaxed).
+//   C6. The group's loops (parallel_for.hpp step 6, parallel_reduce.hpp
+//       step 5): while a child runs, its thread's Context names the group
+//       (CancelScope), together with the thread's help depth at that moment:
+//       a task that a helping wait inside the child runs is one level deeper
+//       and sees no group. A loop started in a child reads the group once;
+//       each of its pieces runs in a scope of that group, on whichever
+//       thread runs the piece, so loops nested in the body belong to it too.
+//   C7. A loop about to split its range or to start a piece (a reduction: a
+//       part of its tree) loads the word (relaxed) as C2 does: CANCELED means
+//       it starts nothing more.
+//   C8. token() for run(f) with an f that takes a std::stop_token: run()
+//       asks for the token before it counts the child (task_group.hpp step
+//       9), so a stop_source that cannot be allocated throws std::bad_alloc
+//       from run(). The claimer of C3 whose construction throws clears
+//       CLAIMED (fetch_and, relaxed: it made nothing to publish) before the
+//       exception goes on; a concurrent C3 caller then sees neither bit and
+//       claims the making itself.
 //
 // Invariants:
 //   S1 (cancel stops every token): once cancel() happens before a check, a
@@ -48,6 +65,11 @@
 //      requests stop (its acquire half): std::stop_source's own rule, a
 //      request synchronizes with the stop_requested() that sees it, then
 //      carries it on to the token's holders.
+//   S5 (a canceled loop starts nothing more, and the reset comes after): a
+//      split or piece whose start happens after a cancel() of its round
+//      reads CANCELED in C7, by S3's argument: every piece of a loop ends
+//      before the loop returns, so before the child that called it ends, so
+//      before C5's store.
 //
 // Callers: cancel(), is_canceled() and token() may be called by the group's
 // owner and its running children at any time, and by any other thread whose
@@ -55,6 +77,7 @@
 #pragma once
 
 #include <zap/backoff.hpp>
+#include <zap/worker.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -88,8 +111,8 @@ public:
         return (word_.load(std::memory_order_acquire) & canceled) != 0;  // synchronizes with C1's release (S4)
     }
 
-    // C3. std::terminate if the stop_source cannot be allocated (token() is noexcept).
-    std::stop_token token() const noexcept {
+    // C3 (and C8: std::bad_alloc when the stop_source cannot be made).
+    std::stop_token token() const {
         Backoff<Platform> backoff;
         for (;;) {
             // Synchronizes with C3's release fetch_or below, on another thread (S2).
@@ -119,8 +142,14 @@ private:
     static constexpr std::uint32_t source = 4;
 
     // C3, for the thread that claimed the source.
-    std::stop_token make_source() const noexcept {
-        std::stop_source* made = new (storage_) std::stop_source();
+    std::stop_token make_source() const {
+        std::stop_source* made = nullptr;
+        try {
+            made = new (storage_) std::stop_source();
+        } catch (...) {
+            word_.fetch_and(~claimed, std::memory_order_relaxed);  // C8: gives the claim back; publishes nothing
+            throw;
+        }
         source_.write(made);
         // Release: the construction and the write above happen before any
         // use that acquires SOURCE (S2). Acquire: a CANCELED read here
@@ -139,6 +168,40 @@ private:
     mutable typename Platform::template Atomic<std::uint32_t> word_{0};
     mutable typename Platform::template Cell<std::stop_source*> source_{nullptr};  // null until C3 makes it
     alignas(std::stop_source) mutable std::byte storage_[sizeof(std::stop_source)];
+};
+
+// C6: while it lives, the calling thread's loops belong to `group` (null:
+// to no group), at the thread's current help depth. Outside every pool's
+// threads it does nothing: only a pool's threads run a group's children.
+template <class Platform>
+class CancelScope {
+public:
+    explicit CancelScope(const Cancellation<Platform>* group) noexcept : context_(Context<Platform>::current()) {
+        if (context_ == nullptr) return;
+        outer_ = context_->cancellation;
+        outer_depth_ = context_->cancellation_depth;
+        context_->cancellation = group;
+        context_->cancellation_depth = context_->help_depth;
+    }
+    ~CancelScope() {
+        if (context_ == nullptr) return;
+        context_->cancellation = outer_;
+        context_->cancellation_depth = outer_depth_;
+    }
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+
+    // The group the calling thread's code belongs to, or null.
+    static const Cancellation<Platform>* current() noexcept {
+        const Context<Platform>* context = Context<Platform>::current();
+        if (context == nullptr || context->cancellation_depth != context->help_depth) return nullptr;
+        return context->cancellation;
+    }
+
+private:
+    Context<Platform>* context_;
+    const Cancellation<Platform>* outer_ = nullptr;
+    std::uint32_t outer_depth_ = 0;
 };
 
 }  // namespace zap::detail

@@ -19,14 +19,21 @@
 // true for StdPlatform); the others (the models) allocate every task.
 //
 // Protocol (C):
-//   C1. A thread's first allocate() makes its Cache and asks the Platform
-//       to run C5 when the thread exits (Platform::at_thread_exit); after
-//       that, the thread's allocations are blocks of their own.
+//   C1. A thread's first allocate() makes its Cache (Platform::allocate)
+//       and asks the Platform to run C5 when the thread exits
+//       (Platform::at_thread_exit); if it cannot, the thread's allocations
+//       are blocks of their own from then on.
 //   C2. allocate(): pop the thread's `local` list; empty: take the whole
 //       `returned` stack as the new local list (exchange); still empty: carve
 //       the next block of the current slab, or of a new slab (Platform::
 //       allocate) while the thread has fewer than `keep_blocks`; past that,
 //       a block of its own from Platform::allocate.
+//   C2'. Allocation failure: every Platform::allocate above may throw
+//       (std::bad_alloc); allocate() then throws it to its caller having
+//       changed nothing that counts - no Cache made (the next call tries
+//       again), no slab counted (the count is raised once the slab is
+//       there: a failed slab does not use up the thread's keep_blocks), no
+//       block carved.
 //   C3. deallocate() by the owner: push onto `local` (plain).
 //   C4. deallocate() by another thread: push onto the owner's `returned`
 //       stack (CAS). Seeing ABANDONED: count the block out (C6).
@@ -140,10 +147,15 @@ private:
     static Cache* own_cache() {
         Cache*& cache = current();
         if (cache == nullptr) {
-            cache = new Cache;
-            if (!Platform::template at_thread_exit<&exit_thread>(cache)) delete std::exchange(cache, exited());
+            cache = new (Platform::allocate(sizeof(Cache), alignof(Cache))) Cache;  // C2': may throw, cache stays null
+            if (!Platform::template at_thread_exit<&exit_thread>(cache)) free_cache(*std::exchange(cache, exited()));
         }
         return cache == exited() ? nullptr : cache;
+    }
+
+    static void free_cache(Cache& cache) noexcept {
+        cache.~Cache();
+        Platform::deallocate(&cache, sizeof(Cache), alignof(Cache));
     }
 
     // C2.
@@ -159,8 +171,8 @@ private:
         }
         if (cache.slabs == nullptr || cache.next_block == slab_blocks) {
             if ((cache.slab_count + 1) * slab_blocks > keep_blocks) return own_block();
+            void* memory = Platform::allocate(slab_blocks * sizeof(Block), Platform::cache_line);  // C2': may throw
             cache.slab_count += 1;
-            void* memory = Platform::allocate(slab_blocks * sizeof(Block), Platform::cache_line);
             cache.slabs = make_block(memory, nullptr, cache.slabs);
             cache.next_block = 1;
         }
@@ -220,7 +232,7 @@ private:
             Platform::deallocate(slab, slab_blocks * sizeof(Block), Platform::cache_line);
             slab = next;
         }
-        delete &cache;
+        free_cache(cache);
     }
 
     // C5, called by the Platform at the thread's exit.

@@ -21,6 +21,10 @@
 //   4. close(): under the lock, set closed, move items_ out, and unlink,
 //      mark done and unpark every waiter, all before leaving the lock;
 //      return the values.
+//   6. seal(): under the lock, set closed, and unlink, mark done and unpark
+//      every waiter (by H1 none waits while items_ holds a value), all
+//      before leaving the lock; items_ stays for the takers (step 1 takes a
+//      stored value before it looks at closed).
 //   5. After parking (woken or timed out), the taker takes the lock once
 //      more. If its Waiter is done, a giver filled it (a value) or close()
 //      released it without one; if not, it timed out and nobody chose it, so
@@ -39,8 +43,10 @@
 //   H3: every value given is in exactly one place: items_, one Waiter, the
 //       taker that got it, or the vector close() returned; a refused give
 //       leaves it with the caller.
-//   H4: once closed_, always closed_: close() leaves no waiter and no item,
-//       and nothing is added afterwards.
+//   H4: once closed_ (by close() or seal()), always closed_, and nothing is
+//       added afterwards: close() leaves no waiter and no item; seal() leaves
+//       no waiter, and a taker never parks again (step 1), so each stored
+//       value is taken by a take(), or by a later close().
 //
 // The lock is held for a few pointer moves plus, when a taker sleeps, its
 // futex wake; a contended give or take sleeps on the Lock, not on a spin.
@@ -117,7 +123,7 @@ public:
         if (timeout == nullptr)
             waiter.parker.park();
         else
-            waiter.parker.park_for(*timeout);
+            (void)waiter.parker.park_for(*timeout);  // step 5 looks at the Waiter either way
         LockGuard<Platform> guard(lock_);  // step 5, H2
         if (!waiter.done.read()) {
             ZAP_ASSERT(timeout != nullptr, "HandoffQueue: a taker without timeout woke without a value or close");
@@ -136,6 +142,13 @@ public:
         closed_.write(true);
         while (Waiter* waiter = pop_waiter()) release(*waiter);
         return left;
+    }
+
+    // Step 6.
+    void seal() {
+        LockGuard<Platform> guard(lock_);
+        closed_.write(true);
+        while (Waiter* waiter = pop_waiter()) release(*waiter);
     }
 
     bool closed() const noexcept {

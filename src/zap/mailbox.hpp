@@ -10,7 +10,18 @@
 //   2. receive() takes the oldest queued value, or parks until a sender
 //      hands it one or close() wakes it.
 //   3. close() wakes every waiting receiver with nothing, refuses every
-//      later send, and returns the values never received (H3, H4).
+//      later send, and returns the values never received (H3, H4): the
+//      values are taken back from the mailbox, and receivers get nothing
+//      more.
+//   4. seal() is Go's close(ch): it refuses every later send and wakes every
+//      waiting receiver with nothing (none waits while values are queued,
+//      H1), but leaves the queued values to be received: receive() returns
+//      them in order, then nullopt once they are gone (H4). The last
+//      producer of a pipeline seals its output; close() is for the owner
+//      that stops the pipeline and wants the values back. The two names
+//      differ on purpose: a Go programmer's `close` would have been
+//      today's take-back, which loses every queued value it returns when the
+//      result is ignored (hence [[nodiscard]] on close()).
 //
 // Order: the lock orders all sends, and values are taken in that order (H1),
 // so two values sent by one thread are taken in the order it sent them
@@ -24,6 +35,7 @@
 // caller's object is exactly as it was.
 #pragma once
 
+#include <zap/callable_rules.hpp>
 #include <zap/handoff_queue.hpp>
 
 #include <chrono>
@@ -34,31 +46,47 @@
 
 namespace zap {
 
-template <class Platform, class T>
+template <class Platform, move_constructs_without_throwing T>
 class BasicMailbox {
 public:
     BasicMailbox() = default;
     BasicMailbox(const BasicMailbox&) = delete;
     BasicMailbox& operator=(const BasicMailbox&) = delete;
 
-    // Step 1: false once closed, and `value` is not moved from then.
-    bool send(T&& value) { return queue_.give(std::move(value)); }
-    bool send(const T& value)
+    // Step 1: false once closed or sealed, and `value` is not moved from then.
+    [[nodiscard("false: the mailbox is closed and the value stayed with the caller")]] bool send(T&& value) {
+        return queue_.give(std::move(value));
+    }
+    [[nodiscard("false: the mailbox is closed and the value stayed with the caller")]] bool send(const T& value)
         requires std::copy_constructible<T>
     {
         return queue_.give(value);
     }
 
-    // Step 2: the next value; nullopt once the mailbox is closed (close()
-    // returned every value not received, so closed means drained).
-    std::optional<T> receive() { return queue_.take(nullptr); }
+    // Step 2: the next value; nullopt once the mailbox is closed and drained
+    // (after close(), at once: it took every value back; after seal(), once
+    // the queued values have been received).
+    [[nodiscard("a received value is lost unless it is used")]] std::optional<T> receive() {
+        return queue_.take(nullptr);
+    }
 
     // Step 2 with a timeout: nullopt also when the timeout expires first.
-    std::optional<T> receive_for(std::chrono::nanoseconds timeout) { return queue_.take(&timeout); }
+    [[nodiscard("a received value is lost unless it is used")]] std::optional<T> receive_for(
+        std::chrono::nanoseconds timeout) {
+        return queue_.take(&timeout);
+    }
 
-    // Step 3: idempotent; a second close() returns an empty vector.
-    std::vector<T> close() { return queue_.close(); }
+    // Step 3: idempotent; a second close() returns an empty vector. After
+    // seal(), it takes back what the receivers have not taken yet.
+    [[nodiscard("close() hands back the values nobody received; seal() lets the receivers drain them")]]
+    std::vector<T> close() {
+        return queue_.close();
+    }
 
+    // Step 4: idempotent; close() may follow.
+    void seal() { queue_.seal(); }
+
+    // True once close() or seal() was called: sends are refused.
     bool closed() const noexcept { return queue_.closed(); }
 
 private:

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <zap/assert.hpp>
+#include <zap/callable_rules.hpp>
 #include <zap/handoff_queue.hpp>
 
 #include <chrono>
@@ -30,7 +31,7 @@
 
 namespace zap {
 
-template <class Platform, class T>
+template <class Platform, move_constructs_without_throwing T>
 class BasicObjectPool {
 public:
     BasicObjectPool() = default;
@@ -44,16 +45,17 @@ public:
     }
 
     // An object if the pool holds one; never waits.
-    std::optional<T> try_get() { return queue_.try_take(); }
+    [[nodiscard("an object taken from the pool is lost unless it is used or put back")]] std::optional<T> try_get() { return queue_.try_take(); }
 
     // Step 2: an object, or nullopt once the pool is closed.
-    std::optional<T> get() { return queue_.take(nullptr); }
+    [[nodiscard("an object taken from the pool is lost unless it is used or put back")]] std::optional<T> get() { return queue_.take(nullptr); }
 
     // Step 2 with a timeout: nullopt also when the timeout expires first.
-    std::optional<T> get_for(std::chrono::nanoseconds timeout) { return queue_.take(&timeout); }
+    [[nodiscard("an object taken from the pool is lost unless it is used or put back")]] std::optional<T> get_for(
+        std::chrono::nanoseconds timeout) { return queue_.take(&timeout); }
 
     // Step 3: idempotent; a second close() returns an empty vector.
-    std::vector<T> close() { return queue_.close(); }
+    [[nodiscard("close() hands back every object the pool still held")]] std::vector<T> close() { return queue_.close(); }
 
     // The objects held now (a snapshot: others may put or get meanwhile).
     std::size_t size() const noexcept { return queue_.size(); }

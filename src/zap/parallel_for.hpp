@@ -4,6 +4,16 @@
 // pieces, and the call returns once every call of f has.
 //
 // Protocol (one call parallel_for(first, last, f, grain)):
+//   0. Bounds: first and last may be of two integer types A and B (bool
+//      excluded); the index type I is std::common_type_t<A, B>, and f is
+//      called with I. Every integer type works, the 8-bit and character
+//      types included. A bound that I cannot hold is a contract violation
+//      (a negative int beside a std::size_t bound: I is std::size_t); debug
+//      builds abort naming the rule. Release builds call f only for the
+//      indices of [first, last) that I can hold: such a bound is always
+//      negative with I unsigned, so a negative first starts the range at 0,
+//      and a negative last makes it empty. f is never called with an index
+//      outside [first, last), compared as the integers they are.
 //   1. Size: n = last - first, counted in the unsigned type of I, so any
 //      [first, last) of I works (INT_MIN to INT_MAX included). Nothing to do
 //      when first >= last. The grain is the caller's Grain, or the automatic
@@ -31,9 +41,21 @@
 //   5. When the outermost split has returned, every call of f has returned
 //      (each frame waited for its upper half); the first captured exception
 //      is rethrown.
+//   6. Cancellation (cancellation.hpp, C6-C7): a loop called while its
+//      thread runs a TaskGroup child (or a piece of a loop that did) belongs
+//      to that group. Once the group is canceled, the loop starts no new
+//      piece and splits nothing more: a split or piece that finds the group
+//      canceled returns at once, and the upper halves already scheduled
+//      still run (to count themselves done) but call nothing. Pieces that
+//      started run to their end. The loop then returns as usual, without
+//      calling f for the indices it skipped; a piece runs inside the loop's
+//      group, so loops nested in f are canceled with it.
+//
+// f is shared: every thread calls the one object, through a const reference
+// (callable_rules.hpp), never a copy of it.
 //
 // for_each(range, f, grain) is parallel_for over the indices of the range,
-// calling f(range[i], i).
+// calling f(range[i]) when f takes the element alone, else f(range[i], i).
 //
 // After shutdown(): an upper half scheduled from outside the pool breaks
 // schedule()'s rule (debug builds abort naming it; release builds run the
@@ -41,6 +63,9 @@
 // piece schedules nothing and just runs.
 #pragma once
 
+#include <zap/assert.hpp>
+#include <zap/callable_rules.hpp>
+#include <zap/cancellation.hpp>
 #include <zap/first_exception.hpp>
 #include <zap/task.hpp>
 #include <zap/wait_depth.hpp>
@@ -53,6 +78,7 @@
 #include <limits>
 #include <ranges>
 #include <type_traits>
+#include <utility>
 
 namespace zap {
 
@@ -69,9 +95,8 @@ struct Grain {
 namespace detail {
 
 // Step 1's count: last - first in the unsigned type of I, for first < last.
-template <std::integral I>
+template <loop_index I>
 std::make_unsigned_t<I> range_size(I first, I last) noexcept {
-    static_assert(!std::same_as<I, bool>, "a parallel loop counts with an integer type, not bool");
     using Unsigned = std::make_unsigned_t<I>;
     return static_cast<Unsigned>(static_cast<Unsigned>(last) - static_cast<Unsigned>(first));
 }
@@ -83,23 +108,71 @@ Unsigned automatic_grain(Unsigned n, std::uint32_t threads) noexcept {
     return static_cast<Unsigned>(n / pieces + (n % pieces != 0 ? 1 : 0));
 }
 
-// Steps 2-5 for one call of parallel_for.
+// x < y compared as the integers they are, whatever their types: what
+// std::cmp_less does, for the character types too (which it refuses).
+template <loop_index X, loop_index Y>
+constexpr bool integer_less(X x, Y y) noexcept {
+    if constexpr (std::is_signed_v<X> == std::is_signed_v<Y>) {
+        return x < y;  // the usual conversions keep both values
+    } else if constexpr (std::is_signed_v<X>) {
+        return x < 0 || static_cast<std::make_unsigned_t<X>>(x) < y;
+    } else {
+        return y >= 0 && x < static_cast<std::make_unsigned_t<Y>>(y);
+    }
+}
+
+// x is a value of I (std::in_range, for the character types too).
+template <loop_index I, loop_index X>
+constexpr bool integer_in_range(X x) noexcept {
+    return !integer_less(x, std::numeric_limits<I>::min()) && !integer_less(std::numeric_limits<I>::max(), x);
+}
+
+// Step 0: [first, last) in the index type I = std::common_type_t<A, B>, or
+// nothing when it is empty. `Bounds::of` asserts the rule, and in release
+// builds keeps the indices I can hold.
+template <loop_index A, loop_index B>
+struct Bounds {
+    using I = std::common_type_t<A, B>;
+    I first;
+    I last;
+
+    // False: the range is empty (compared as integers, whatever the types).
+    static bool of(A first, B last, Bounds& bounds) noexcept {
+        if (!integer_less(first, last)) return false;
+        ZAP_ASSERT(integer_in_range<I>(first) && integer_in_range<I>(last),
+                   "a loop bound must fit the index type std::common_type_t<A, B> (a negative bound beside an "
+                   "unsigned one does not)");
+        // Only a negative bound beside an unsigned I cannot be held, and a
+        // negative last with first < last would need first negative too: so
+        // only first can be out of range here, and only below I's 0.
+        bounds.first = integer_in_range<I>(first) ? static_cast<I>(first) : I{0};
+        bounds.last = static_cast<I>(last);
+        return bounds.first < bounds.last;
+    }
+};
+
+// Steps 2-6 for one call of parallel_for.
 template <class Platform, class I, class F>
 class Loop {
 public:
     using Unsigned = std::make_unsigned_t<I>;
 
-    // Step 1's grain.
-    Loop(BasicThreadPool<Platform>& pool, I first, Unsigned n, F& f, Grain grain) noexcept
-        : pool_(pool), first_(first), f_(f), grain_(grain_for(n, grain, pool.max_threads())) {}
+    // Step 1's grain; step 6's group, if the calling thread runs in one.
+    Loop(BasicThreadPool<Platform>& pool, I first, Unsigned n, const F& f, Grain grain) noexcept
+        : pool_(pool),
+          first_(first),
+          f_(f),
+          grain_(grain_for(n, grain, pool.max_threads())),
+          group_(CancelScope<Platform>::current()) {}
 
     // Step 2.
     void split(Unsigned lo, Unsigned hi) noexcept {
-        if (hi - lo <= grain_ || WaitDepth::exceeded(pool_)) {
+        if (canceled()) return;  // step 6: start nothing more
+        if (static_cast<Unsigned>(hi - lo) <= grain_ || WaitDepth::exceeded(pool_)) {
             run_piece(lo, hi);
             return;
         }
-        UpperHalf upper(*this, lo + (hi - lo) / 2, hi);
+        UpperHalf upper(*this, static_cast<Unsigned>(lo + (hi - lo) / 2), hi);
         pool_.schedule(upper);
         split(lo, upper.lo);
         // Step 4.
@@ -137,11 +210,16 @@ private:
         return automatic_grain(n, threads);
     }
 
-    // Step 3. Index arithmetic in the unsigned type: first + i cannot overflow there.
+    // Step 6 (C7).
+    bool canceled() const noexcept { return group_ != nullptr && group_->skips(); }
+
+    // Step 3. Index arithmetic in the unsigned type: first + i cannot overflow
+    // there. The piece runs in the loop's group (step 6).
     void run_piece(Unsigned lo, Unsigned hi) noexcept {
+        const CancelScope<Platform> scope(group_);
         for (Unsigned i = lo; i != hi; ++i) {
             try {
-                f_(static_cast<I>(static_cast<Unsigned>(first_) + i));
+                f_(static_cast<I>(static_cast<Unsigned>(static_cast<Unsigned>(first_) + i)));
             } catch (...) {
                 errors_.capture();
             }
@@ -150,25 +228,38 @@ private:
 
     BasicThreadPool<Platform>& pool_;
     I first_;
-    F& f_;
+    const F& f_;
     Unsigned grain_;
+    const Cancellation<Platform>* group_;
     FirstException<Platform> errors_;
 };
 
-template <class Platform, std::integral I, class F>
-void parallel_for(BasicThreadPool<Platform>& pool, I first, I last, F& f, Grain grain) {
-    if (!(first < last)) return;
-    const auto n = range_size(first, last);
-    Loop<Platform, I, F> loop(pool, first, n, f, grain);
+template <class Platform, loop_index A, loop_index B, class F>
+void parallel_for(BasicThreadPool<Platform>& pool, A first, B last, const F& f, Grain grain) {
+    Bounds<A, B> bounds;
+    if (!Bounds<A, B>::of(first, last, bounds)) return;  // steps 0-1
+    using I = typename Bounds<A, B>::I;
+    const auto n = range_size(bounds.first, bounds.last);
+    Loop<Platform, I, F> loop(pool, bounds.first, n, f, grain);
     loop.split(0, n);
     loop.rethrow_if_any();
 }
 
+// for_each's call of f for element i: f(element) when f takes it alone.
+template <class F, class Element>
+void call_element_body(const F& f, Element&& element, std::size_t i) {
+    if constexpr (callable_through_const_reference<F, Element>) {
+        f(std::forward<Element>(element));
+    } else {
+        f(std::forward<Element>(element), i);
+    }
+}
+
 template <class Platform, std::ranges::random_access_range R, class F>
-void for_each(BasicThreadPool<Platform>& pool, R& range, F& f, Grain grain) {
+void for_each(BasicThreadPool<Platform>& pool, R& range, const F& f, Grain grain) {
     const auto begin = std::ranges::begin(range);
     using Difference = std::ranges::range_difference_t<R>;
-    auto each = [&](std::size_t i) { f(begin[static_cast<Difference>(i)], i); };
+    const auto each = [&](std::size_t i) { call_element_body(f, begin[static_cast<Difference>(i)], i); };
     parallel_for(pool, std::size_t{0}, static_cast<std::size_t>(std::ranges::distance(range)), each, grain);
 }
 

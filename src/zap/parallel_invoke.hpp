@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // zap/parallel_invoke.hpp - fork/join without allocation:
-// ThreadPool::parallel_invoke(a, b) runs a() and b(), possibly in parallel.
+// ThreadPool::parallel_invoke(a, b) runs a() and b(), possibly in parallel;
+// parallel_invoke(f1, ..., fn) runs n callables (n >= 2) the same way.
 //
 // The stealable half, b, lives in a Fork on the caller's stack (a task plus
 // a join state), as in rayon's join: the caller pushes it where thieves can
@@ -39,6 +40,18 @@
 //       Read RUNNING: return without touching the Fork again (J5 will see
 //       FINISHED).
 //   J7. Rethrow the first exception captured in J3, J4 or J6.
+//   J8. More than two callables: the list is cut in two halves, the left
+//       one of n / 2 callables; each half is one callable of the two-way
+//       fork (J1-J7), either the half's only callable or a lambda on this
+//       frame that forks its half the same way. So n callables make n - 1
+//       forks, log2(n) deep, all on the stack: still no allocation, and a
+//       thief takes a whole half at once. Each half rethrows the first
+//       exception of its own callables, so the one rethrown is the first of
+//       its half, not always the first in time.
+//
+// Every callable is called once, as an lvalue, and never copied or moved:
+// the Fork points at the caller's object. (A callable is run by one thread
+// only, so unlike a loop body it may be mutable.)
 //
 // Invariants:
 //   F1 (both halves run): a runs in J3; b runs exactly once, in J4 (take_back
@@ -58,9 +71,12 @@
 #include <zap/thread_pool.hpp>
 #include <zap/wait_group.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace zap {
@@ -85,7 +101,7 @@ public:
     }
 
     // J4: b, inline, after take_back gave the task back.
-    void run_inline() noexcept { run_here(std::forward<F>(*f_)); }
+    void run_inline() noexcept { run_here(*f_); }
 
     // J5: returns once b has finished and nobody touches the Fork any more.
     void join() {
@@ -121,37 +137,65 @@ private:
     BasicWaitGroup<Platform> group_;
 };
 
+// J8: one half of the list, as one callable of the two-way fork.
+template <class Pool, class... Fs>
+void invoke_half(Pool& pool, Fs&... fs) {
+    if constexpr (sizeof...(Fs) == 1) {
+        (std::invoke(fs), ...);
+    } else {
+        pool.parallel_invoke(fs...);
+    }
+}
+
+// J8: forks the halves [0, n / 2) and [n / 2, n) of `fs` (references).
+template <class Pool, class Refs, std::size_t... Left, std::size_t... Right>
+void invoke_halves(Pool& pool, const Refs& fs, std::index_sequence<Left...>, std::index_sequence<Right...>) {
+    auto left = [&] { invoke_half(pool, std::get<Left>(fs)...); };
+    auto right = [&] { invoke_half(pool, std::get<sizeof...(Left) + Right>(fs)...); };
+    pool.parallel_invoke(left, right);
+}
+
 }  // namespace detail
 
 template <class Platform>
-template <class A, class B>
-void BasicThreadPool<Platform>::parallel_invoke(A&& a, B&& b) {
-    enum class Path { pushed, scheduled, not_forked };
-    detail::Fork<Platform, B> fork(b);  // J1
-    Context* context = own_context();
-    // Never null on a thread of this pool: the drain works as worker 0 (B5).
-    Worker* const worker = context != nullptr ? context->worker : nullptr;
-    Path path = Path::pushed;  // J2
-    if (context == nullptr) {
-        path = Path::scheduled;
-        schedule(fork);
-    } else if (Helping::at_help_bound(*context)) {
-        path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
-    } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
-        path = Path::not_forked;  // the owner's size() errs high only: no overflow below
-    } else {
-        detail::Region::set(fork, context->region);  // isolation.hpp I2: b is a child of this task
-        detail::List<Task> list = Batch(fork).take_list();
-        [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
-        ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");
-        notify_hint();
+template <class... Fs>
+    requires two_or_more_callables<Fs...>
+void BasicThreadPool<Platform>::parallel_invoke(Fs&&... fs) {
+    const auto refs = std::tie(fs...);  // lvalues: each callable is called as one (J8)
+    if constexpr (sizeof...(Fs) > 2) {
+        constexpr std::size_t left = sizeof...(Fs) / 2;
+        detail::invoke_halves(*this, refs, std::make_index_sequence<left>(),
+                              std::make_index_sequence<sizeof...(Fs) - left>());
+    } else {  // J1-J7: a() and b(), possibly in parallel
+        auto& a = std::get<0>(refs);
+        auto& b = std::get<1>(refs);
+        enum class Path { pushed, scheduled, not_forked };
+        detail::Fork<Platform, std::remove_reference_t<decltype(b)>> fork(b);  // J1
+        Context* context = own_context();
+        // Never null on a thread of this pool: the drain works as worker 0 (B5).
+        Worker* const worker = context != nullptr ? context->worker : nullptr;
+        Path path = Path::pushed;  // J2
+        if (context == nullptr) {
+            path = Path::scheduled;
+            schedule(fork);
+        } else if (Helping::at_help_bound(*context)) {
+            path = Path::not_forked;  // a wait here could not help: nothing to wait for (wait_depth.hpp)
+        } else if (worker->run_buffer.size() >= detail::Buffer<Platform>::capacity) {
+            path = Path::not_forked;  // the owner's size() errs high only: no overflow below
+        } else {
+            detail::Region::set(fork, context->region);  // isolation.hpp I2: b is a child of this task
+            detail::List<Task> list = Batch(fork).take_list();
+            [[maybe_unused]] const bool fits = worker->run_buffer.push(list);
+            ZAP_ASSERT(fits, "internal: parallel_invoke's task must go into the ring (J2)");
+            notify_hint();
+        }
+        fork.run_here(a);  // J3
+        if (path == Path::not_forked || (path == Path::pushed && worker->run_buffer.take_back(fork)))
+            fork.run_inline();  // J4 (or J2's unforked b)
+        else
+            fork.join();  // J5
+        fork.rethrow_if_any();  // J7
     }
-    fork.run_here(std::forward<A>(a));  // J3
-    if (path == Path::not_forked || (path == Path::pushed && worker->run_buffer.take_back(fork)))
-        fork.run_inline();  // J4 (or J2's unforked b)
-    else
-        fork.join();  // J5
-    fork.rethrow_if_any();  // J7
 }
 
 }  // namespace zap

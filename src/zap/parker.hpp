@@ -84,7 +84,7 @@ public:
     }
 
     // Steps 0 to 3: true when a token was taken, false on timeout.
-    bool park_for(std::chrono::nanoseconds timeout) noexcept {
+    [[nodiscard("false: the timeout expired without a token")]] bool park_for(std::chrono::nanoseconds timeout) noexcept {
         detail::Deadline<Platform> deadline = detail::Deadline<Platform>::after(timeout);
         if (announce(deadline)) return true;
         for (;;) {

@@ -6,7 +6,9 @@
 //   1. run(f): count the child (WaitGroup add), then schedule it as a heap
 //      task (spawn.hpp: one allocation). If that allocation throws, the
 //      count is given back and the exception reaches the caller.
-//   2. A child runs f(); an exception is captured (the first one is kept),
+//   2. A child runs f() - or f(token) (step 9) - in the group's
+//      cancellation scope (cancellation.hpp C6: the loops it calls belong to
+//      the group); an exception is captured (the first one is kept),
 //      never propagated, so every child runs whatever its siblings do. Its
 //      heap task is freed (f and its captures destroyed) before the child
 //      counts itself done (spawn.hpp, steps 4-5).
@@ -40,6 +42,16 @@
 //      was: still canceled if it was, its exceptions kept for the wait that
 //      ends the round; run(), cancel(), wait() and wait_for() may follow.
 //      wait_for(0) polls. The destructor still waits for every child (5).
+//   9. run(f) with an f that takes a std::stop_token (callable_rules.hpp:
+//      f(token) whenever f can be called so): before step 1 counts anything,
+//      run() takes the group's token of the current round (C3, C8: the
+//      stop_source is made then if nobody asked for it yet, and
+//      std::bad_alloc reaches run()'s caller if it cannot be), and the child
+//      is called with it. It is the token stop_token() returns: it sees a
+//      cancel() made later in the round. A child always starts in the round
+//      it was run in (wait() waits for it), so after a wait() that ended a
+//      canceled round the children of the next round get its fresh,
+//      unrequested token.
 //
 // A group may be reused: after wait() returns or throws, run() may add new
 // children; each wait() reports the first exception thrown since the
@@ -50,6 +62,7 @@
 // whose call returns before the owner's wait() does.
 #pragma once
 
+#include <zap/callable_rules.hpp>
 #include <zap/cancellation.hpp>
 #include <zap/first_exception.hpp>
 #include <zap/spawn.hpp>
@@ -87,18 +100,21 @@ public:
         }
     }
 
-    // Steps 1, 4 and 6.
-    template <class F>
+    // Steps 1, 4, 6 and 9.
+    template <callable_once_with_no_arguments_or_a_stop_token F>
     void run(F&& f) {
         if (cancellation_.skips()) return;  // C2: never started, nothing to count
+        using Callable = std::decay_t<F>;
+        using Token = TokenFor<Callable>;
+        Token token = take_token<Token>();  // step 9: may throw, nothing counted yet
         if (detail::WaitDepth::exceeded(pool_)) {
-            std::decay_t<F> inline_child(std::forward<F>(f));
-            run_capturing(inline_child);
+            Callable inline_child(std::forward<F>(f));
+            run_capturing(inline_child, token);
             return;
         }
         pending_.add();
         try {
-            detail::schedule_heap_task(pool_, Child<std::decay_t<F>>{*this, std::forward<F>(f)});
+            detail::schedule_heap_task(pool_, Child<Callable, Token>{*this, std::forward<F>(f), std::move(token)});
         } catch (...) {
             pending_.done();
             throw;
@@ -112,7 +128,7 @@ public:
     }
 
     // Step 8: false on timeout, the children still running.
-    bool wait_for(std::chrono::nanoseconds timeout) {
+    [[nodiscard("false: the children are still running")]] bool wait_for(std::chrono::nanoseconds timeout) {
         if (!wait_for_children(timeout)) return false;
         end_round();
         return true;
@@ -121,6 +137,7 @@ public:
     // Step 6.
     void cancel() noexcept { cancellation_.cancel(); }
     bool is_canceled() const noexcept { return cancellation_.is_canceled(); }
+    // std::terminate if the stop_source cannot be allocated (noexcept, as the contract has it).
     std::stop_token stop_token() const noexcept { return cancellation_.token(); }
 
 private:
@@ -141,21 +158,42 @@ private:
         void publish() && noexcept { group.pending_.done(); }
     };
 
-    // Step 2: a child's Job (spawn.hpp).
+    // Step 9: what a child is called with besides nothing.
+    struct NoToken {};
     template <class F>
+    using TokenFor = std::conditional_t<std::is_invocable_v<F, std::stop_token>, std::stop_token, NoToken>;
+
+    template <class Token>
+    Token take_token() const {
+        if constexpr (std::is_same_v<Token, std::stop_token>) {
+            return cancellation_.token();
+        } else {
+            return Token{};
+        }
+    }
+
+    // Step 2: a child's Job (spawn.hpp).
+    template <class F, class Token>
     struct Child {
         BasicTaskGroup& group;
         F f;
+        [[no_unique_address]] Token token;
         Finished execute() noexcept {
-            if (!group.cancellation_.skips()) group.run_capturing(f);  // C2: skipped, f is destroyed uncalled
+            if (!group.cancellation_.skips()) group.run_capturing(f, token);  // C2: skipped, f is destroyed uncalled
             return Finished{group};
         }
     };
 
-    template <class F>
-    void run_capturing(F& f) noexcept {
+    template <class F, class Token>
+    void run_capturing(F& f, Token& token) noexcept {
+        const detail::CancelScope<Platform> scope(&cancellation_);  // C6: its loops belong to the group
         try {
-            std::invoke(std::move(f));  // it runs once: invoked as an rvalue
+            // It runs once: invoked as an rvalue.
+            if constexpr (std::is_same_v<Token, std::stop_token>) {
+                std::invoke(std::move(f), std::move(token));
+            } else {
+                std::invoke(std::move(f));
+            }
         } catch (...) {
             errors_->capture();
         }

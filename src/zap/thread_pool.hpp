@@ -10,6 +10,7 @@
 // `co_await pool.schedule()`).
 #pragma once
 
+#include <zap/callable_rules.hpp>
 #include <zap/config.hpp>
 #include <zap/parallel_for.hpp>
 #include <zap/parallel_reduce.hpp>
@@ -90,6 +91,9 @@ public:
     explicit BasicThreadPool(Config config = {})
         : detail::PoolConfig(std::move(config)), Core(core_config<Platform>()) {}
 
+    // As Config{.max_threads = max_threads}; 0: the default.
+    explicit BasicThreadPool(std::uint32_t max_threads) : BasicThreadPool(Config{.max_threads = max_threads}) {}
+
     BasicThreadPool(const BasicThreadPool&) = delete;
     BasicThreadPool& operator=(const BasicThreadPool&) = delete;
 
@@ -121,34 +125,40 @@ public:
     // this pool, that thread's helping waits run only tasks created inside
     // f and their descendants (isolation.hpp); elsewhere it just calls f.
     template <class F>
-    auto isolate(F&& f) -> std::invoke_result_t<F> {
+        requires std::invocable<F>
+    decltype(auto) isolate(F&& f) {  // std::invoke_result_t<F>, deduced once the constraint holds
         Context* context = own_context();
         if (context == nullptr) return std::invoke(std::forward<F>(f));
         const detail::InRegion<Context> in(*context, context->region_ids.next());  // I1
         return std::invoke(std::forward<F>(f));
     }
 
-    // The drop-in layer: heap tasks (spawn.hpp) and loops (parallel_for.hpp).
-    template <class F>
+    // The drop-in layer: heap tasks (spawn.hpp), loops (parallel_for.hpp),
+    // reductions (parallel_reduce.hpp), forks (parallel_invoke.hpp) and
+    // `co_await pool.schedule()` (schedule_awaiter.hpp). What each asks of
+    // its callables: callable_rules.hpp.
+    template <callable_once_with_no_arguments F>
     void spawn(F&& f) { detail::spawn(*this, std::forward<F>(f)); }
-    template <class F>
-    auto submit(F&& f) -> std::future<std::invoke_result_t<std::decay_t<F>>> { return detail::submit(*this, std::forward<F>(f)); }
-    template <std::integral I, class F>
-    void parallel_for(I first, I last, F&& f, Grain grain = {}) { detail::parallel_for(*this, first, last, f, grain); }
-    template <std::ranges::random_access_range R, class F>
-    void for_each(R&& range, F&& f, Grain grain = {}) { detail::for_each(*this, range, f, grain); }
-
-    // Runs a() and b(), possibly in parallel; returns when both have, then
-    // rethrows the first exception either threw. Allocates nothing: see
-    // parallel_invoke.hpp.
-    template <class A, class B>
-    void parallel_invoke(A&& a, B&& b);
-
-    // Deterministic reductions (parallel_reduce.hpp) and `co_await pool.schedule()` (schedule_awaiter.hpp).
-    template <std::integral I, class T, class Map, class Reduce>
-    T parallel_reduce(I first, I last, T identity, Map&& map, Reduce&& reduce) { return detail::parallel_reduce(*this, first, last, std::move(identity), map, reduce); }
-    template <std::ranges::random_access_range R, class T, class Reduce, class Transform>
-    T transform_reduce(R&& range, T init, Reduce&& reduce, Transform&& transform) { return detail::transform_reduce(*this, range, std::move(init), reduce, transform); }
+    template <callable_once_with_no_arguments F>
+    [[nodiscard("the future holds the result or the exception of f")]] auto submit(F&& f)
+        -> std::future<std::invoke_result_t<std::decay_t<F>>> { return detail::submit(*this, std::forward<F>(f)); }
+    template <loop_index A, loop_index B, loop_body<std::common_type_t<A, B>> F>
+    void parallel_for(A first, B last, F&& f, Grain grain = {}) { detail::parallel_for(*this, first, last, std::as_const(f), grain); }
+    template <std::ranges::random_access_range R, element_body<R> F>
+    void for_each(R&& range, F&& f, Grain grain = {}) { detail::for_each(*this, range, std::as_const(f), grain); }
+    template <class... Fs>
+        requires two_or_more_callables<Fs...>
+    void parallel_invoke(Fs&&... fs);
+    template <loop_index A, loop_index B, moves_without_throwing T, map_into<T, std::common_type_t<A, B>> Map,
+              reduction_of<T> Reduce>
+    T parallel_reduce(A first, B last, T identity, Map&& map, Reduce&& reduce) {
+        return detail::parallel_reduce(*this, first, last, std::move(identity), std::as_const(map), std::as_const(reduce));
+    }
+    template <std::ranges::random_access_range R, moves_without_throwing T, reduction_of<T> Reduce,
+              map_into<T, std::ranges::range_reference_t<R>> Transform>
+    T transform_reduce(R&& range, T init, Reduce&& reduce, Transform&& transform) {
+        return detail::transform_reduce(*this, range, std::move(init), std::as_const(reduce), std::as_const(transform));
+    }
     auto schedule() noexcept { return detail::ScheduleAwaiter<Platform>(*this); }
     // A std::execution scheduler of this pool: needs <zap/execution.hpp> (schedule_operation.hpp).
     template <class Pool = BasicThreadPool> auto get_scheduler() noexcept { return detail::SchedulerFor<Pool>::make(*this); }

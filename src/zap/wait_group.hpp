@@ -148,7 +148,7 @@ public:
     }
 
     // Step 5: true once the count is zero (as wait()), false on timeout.
-    bool wait_for(std::chrono::nanoseconds timeout) noexcept {
+    [[nodiscard("false: the count is not zero yet")]] bool wait_for(std::chrono::nanoseconds timeout) noexcept {
         Deadline deadline = Deadline::after(timeout);
         return wait_until(deadline);
     }

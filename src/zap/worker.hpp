@@ -56,6 +56,9 @@ namespace zap::detail {
 template <class Platform>
 struct Worker;
 
+template <class Platform>
+class Cancellation;
+
 // What the thread-local current context points to: set on each worker while
 // it runs, and on the thread that drains the pool in join().
 template <class Platform>
@@ -81,6 +84,10 @@ struct Context {
     // none, and where the ids of the regions it opens come from.
     std::uint64_t region = 0;
     RegionIds region_ids{0};
+    // The drop-in layer's TaskGroup whose loops this thread's code belongs
+    // to, valid at help depth `cancellation_depth` only (cancellation.hpp C6).
+    const Cancellation<Platform>* cancellation = nullptr;
+    std::uint32_t cancellation_depth = 0;
 
     static Context* current() noexcept { return static_cast<Context*>(Platform::current_context()); }
 };

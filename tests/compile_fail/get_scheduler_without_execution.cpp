@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// get_scheduler() is zap's std::execution support, which lives in
-// <zap/execution.hpp> (it needs stdexec): without that header a call must
-// not compile, and the error must name the header. unit.compile_fail.get_scheduler
-// passes only when the compiler rejects this file with that message.
+// Must NOT compile: get_scheduler() is zap's std::execution support, which
+// lives in <zap/execution.hpp> (it needs stdexec). Without that header the
+// call is rejected by a static_assert of zap's (schedule_operation.hpp's
+// SchedulerFor) whose message names the header to include.
+// zap-expect: get_scheduler\(\) needs #include <zap/execution\.hpp>
+// zap-first-error-in: zap/schedule_operation.hpp
 #include <zap/zap.hpp>
 
 int main() {

@@ -8,8 +8,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,30 @@ bool exceptions_arrive() {
     return caught == 1000;
 }
 
+// The third round's conventions, as a user with -Wconversion writes them:
+// bounds of two types, 8-bit indices, f(element), a sum of shorts, an n-way
+// fork, a child taking the group's token, a sealed mailbox drained.
+bool conventions_work() {
+    zap::ThreadPool pool(2);
+    std::vector<int> items(100, 1);
+    std::atomic<long> sum{0};
+    pool.parallel_for(0, items.size(), [&](std::size_t i) { sum += items[i]; });
+    pool.for_each(items, [&](int& item) { sum += item; });
+    const long long bytes = pool.parallel_reduce(std::uint8_t{0}, std::uint8_t{255}, 0LL,
+                                                 [](std::uint8_t i) { return static_cast<long long>(i); },
+                                                 std::plus<>{});
+    const short shorts = pool.parallel_reduce(0, 100, short{0}, [](int) { return short{1}; }, std::plus<>{});
+    pool.parallel_invoke([&] { sum += 1; }, [&] { sum += 2; }, [&] { sum += 3; });
+    zap::TaskGroup group(pool);
+    group.run([&](std::stop_token stop) { sum += stop.stop_requested() ? 0 : 10; });
+    group.wait();
+    zap::Mailbox<int> mailbox;
+    const bool sent = mailbox.send(7);
+    mailbox.seal();
+    const bool drained = mailbox.receive() == 7 && !mailbox.receive().has_value();
+    return sum.load() == 100 + 100 + 6 + 10 && bytes == 254LL * 255 / 2 && shorts == 100 && sent && drained;
+}
+
 // Seeds 003 and 004: the timed waits included.
 bool parking_works() {
     zap::Parker parker;
@@ -76,8 +103,8 @@ bool parking_works() {
     const bool token_kept = parker.park_for(std::chrono::milliseconds{1});
     const bool timed_out = !parker.park_for(std::chrono::milliseconds{1});
     zap::Mailbox<int> mailbox;
-    mailbox.send(7);
-    const bool received = mailbox.receive_for(std::chrono::milliseconds{1}) == 7;
+    const bool sent = mailbox.send(7);
+    const bool received = sent && mailbox.receive_for(std::chrono::milliseconds{1}) == 7;
     const bool closed_empty = mailbox.close().empty() && mailbox.closed();
     zap::ObjectPool<int> objects;
     objects.put(3);
@@ -88,7 +115,7 @@ bool parking_works() {
 }  // namespace
 
 int main() {
-    const bool ok = pool_works() && exceptions_arrive() && parking_works();
+    const bool ok = pool_works() && exceptions_arrive() && conventions_work() && parking_works();
     std::printf("zap consumer: %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }
