@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// zap/spin.hpp - spin, then sleep (issue 21).
+// zap/spin.hpp - spin, then sleep; and a thief's bounded wait.
 //
 // A thread about to sleep on a futex word first watches for what it waits
 // for, a bounded number of rounds of the CPU's spin hint (x86 `pause`: about
@@ -18,6 +18,11 @@
 // The spins read and write nothing the protocols order (relaxed loads of the
 // word the wait would sleep on): what the spin sees, the wait's own
 // acquiring step takes afterwards, so every wait keeps its proofs.
+//
+// One more bounded watch uses it: a thief that finds a ring holding one task
+// leaves it to its owner for Platform::steal_delay_rounds rounds, watching
+// the ring's head (buffer.hpp step 3a), then claims it as before if it is
+// still there.
 #pragma once
 
 #include <cstdint>
