@@ -45,6 +45,7 @@
 #include <zap/helper_word.hpp>
 #include <zap/isolation.hpp>
 #include <zap/queue.hpp>
+#include <zap/spin.hpp>
 #include <zap/task.hpp>
 
 #include <cstdint>
@@ -98,6 +99,7 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
+    SpinBudget spin_budget;              // A8's rounds, learned (spin.hpp); the owner's only
     Helpers<Platform> helper;            // this worker's helping waits sleep here (helping_wait.hpp H5)
     Context<Platform> context{};
 
