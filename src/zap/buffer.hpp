@@ -43,7 +43,8 @@
 //      it saw, or the victim looks empty. Reading before the CAS matters:
 //      once head moves, the victim may overwrite the slot.
 //   4. consume (owner, ring empty): take up to capacity tasks from a Queue
-//      into the ring and one more to run, then publish with a release store
+//      into the ring and one more to run (the last one taken, which is
+//      never written into the ring), then publish with a release store
 //      of tail. `more` when it put tasks into the ring or left some in the
 //      queue (pushed while it held the queue, or beyond capacity).
 //   5. take_back(task) (owner): undo the owner's latest push if no thief won
@@ -235,16 +236,14 @@ public:
         Task* cursor = nullptr;
         if (!queue.try_acquire_consumer(cursor)) return false;
         const Index tail = empty_tail();
-        Index pushed = 0;
-        for (; pushed < capacity; ++pushed) {
-            Task* task = queue.pop(cursor);
-            if (task == nullptr) break;
-            put(tail + pushed, task, Region::of(*task));
-        }
+        // The last task popped is the one to run: it never goes into the
+        // ring, so a lone task costs no write to the ring's lines.
         Task* task = queue.pop(cursor);
-        if (task == nullptr && pushed > 0) {
-            --pushed;  // run the last one we stored instead
-            task = slot(tail + pushed).load(std::memory_order_relaxed);
+        Index pushed = 0;
+        for (Task* next = nullptr; task != nullptr && pushed < capacity; ++pushed) {
+            if ((next = queue.pop(cursor)) == nullptr) break;
+            put(tail + pushed, task, Region::of(*task));
+            task = next;
         }
         const bool left = queue.release_consumer(cursor);
         if (task == nullptr) return false;
