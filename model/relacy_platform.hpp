@@ -279,6 +279,9 @@ struct RelacyPlatform {
     // Two looks before a WaitGroup's outside wait or a park() sleeps (spin.hpp):
     // a wake that lands between them, or after them, is explored.
     static constexpr std::uint32_t wait_spin_rounds = 2;
+    // One look at a lone task's head before a thief claims it (buffer.hpp
+    // step 3a): the owner's take-back before, during or after it is explored.
+    static constexpr std::uint32_t steal_delay_rounds = 1;
 
     // Per-execution state; every model test calls reset() in before().
     static void reset() noexcept { state() = State{}; }

@@ -15,7 +15,8 @@ add_dependencies(zap_models ${WC})
 
 # Random only: the members' futex waits and the pool's retry loops keep a
 # context bound from finishing.
-set(ZAP_WORK_CONSERVING_MODELS rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside rendezvous_2w_held)
+set(ZAP_WORK_CONSERVING_MODELS rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside rendezvous_2w_held
+  rendezvous_2w_lone)
 foreach(name ${ZAP_WORK_CONSERVING_MODELS})
   zap_model_test(NAME model.${name}.random BINARY ${WC} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)
@@ -31,7 +32,7 @@ endforeach()
 # never spawned: deadlock. held-queue-unreported: the look stays, but a
 # consumer does not report what it left in a queue it held
 # (release_consumer's answer): the member pushed meanwhile is stranded.
-# Both run on the schemata twin (mutation/schemata.cmake).
+# All three run on the schemata twin (mutation/schemata.cmake).
 foreach(name rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside)
   zap_model_test(NAME model.seed.no_work_look_${name} BINARY ${WC}_schemata SEED no-work-look
                  ARGS ${name} --sched random --iterations 100000 --expect deadlock LABEL model-teeth)
@@ -41,3 +42,9 @@ endforeach()
 # step per slot that shifts the random schedules.)
 zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_schemata SEED held-queue-unreported
                ARGS rendezvous_2w_held --sched random --iterations 1000000 --expect deadlock LABEL model-teeth)
+# steal-refuses-lone: a thief that finds a ring holding one task gives up at
+# once instead of leaving it alone for a while and then claiming it (buffer.hpp
+# step 3a, D1): the member forked into the running driver's ring is never
+# stolen, the other worker sleeps, the driver waits for it: deadlock.
+zap_model_test(NAME model.seed.steal_refuses_lone BINARY ${WC}_schemata SEED steal-refuses-lone
+               ARGS rendezvous_2w_lone --sched random --iterations 100000 --expect deadlock LABEL model-teeth)

@@ -23,6 +23,11 @@
 //                        from outside, one schedule() each: a worker that
 //                        holds the global queue's consumer lock while a
 //                        member is pushed must report what it left (Stole::more)
+//   rendezvous_2w_lone   max_threads 2: a task forks one member into its
+//                        own ring, then meets it: the other worker must steal
+//                        that lone task from a ring whose owner is running
+//                        and will never take it (buffer.hpp step 3a: the
+//                        thief's delay ends in a claim, D1)
 #include "model_registry.hpp"
 
 namespace {
@@ -47,7 +52,7 @@ struct Meeting {
     }
 };
 
-enum class Shape { task_one_by_one, task_batch, outside, held };
+enum class Shape { task_one_by_one, task_batch, outside, held, lone };
 
 template <std::uint32_t Workers, Shape S>
 struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
@@ -60,7 +65,8 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
         static void run(Task* t) { static_cast<Member*>(t)->shared->meet(); }
     };
 
-    // Schedules the members from inside the pool, then returns.
+    // Schedules the members from inside the pool, then returns (lone: it
+    // schedules one and is the other).
     struct Driver : Task {
         RendezvousModel* model = nullptr;
         Driver() : Task(&run) {}
@@ -74,6 +80,11 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
     Counted first;  // rendezvous_2w_held: runs before the members
 
     void schedule_members() {
+        if (S == Shape::lone) {
+            pool->schedule(members[0]);  // into the driver's worker's ring: its only task
+            shared.meet();
+            return;
+        }
         if (S == Shape::task_batch) {
             Batch batch;
             for (auto& m : members) batch.push(m);
@@ -89,7 +100,7 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
         driver.model = this;
         shared.finished.add(k);
         if (S == Shape::held) pool->schedule(first);
-        if (S == Shape::task_one_by_one || S == Shape::task_batch) {
+        if (S == Shape::task_one_by_one || S == Shape::task_batch || S == Shape::lone) {
             pool->schedule(driver);
         } else {
             schedule_members();
@@ -105,6 +116,7 @@ using Rendezvous3wTask = RendezvousModel<3, Shape::task_one_by_one>;
 using Rendezvous3wBatch = RendezvousModel<3, Shape::task_batch>;
 using Rendezvous3wOutside = RendezvousModel<3, Shape::outside>;
 using Rendezvous2wHeld = RendezvousModel<2, Shape::held>;
+using Rendezvous2wLone = RendezvousModel<2, Shape::lone>;
 
 ZAP_MODEL_TEST(rendezvous_3w_task, Rendezvous3wTask, false, P::SpawnFailure::never,
                "3 workers, a task schedules 3 members one by one: all meet (none stranded behind a blocked one)");
@@ -114,5 +126,7 @@ ZAP_MODEL_TEST(rendezvous_3w_outside, Rendezvous3wOutside, false, P::SpawnFailur
                "3 workers, 3 members scheduled from outside one by one: all meet");
 ZAP_MODEL_TEST(rendezvous_2w_held, Rendezvous2wHeld, false, P::SpawnFailure::never,
                "2 workers, a task then 2 members from outside: a held queue's leftovers are announced");
+ZAP_MODEL_TEST(rendezvous_2w_lone, Rendezvous2wLone, false, P::SpawnFailure::never,
+               "2 workers, a task forks 1 member into its ring and meets it: the lone task is stolen");
 
 }  // namespace

@@ -81,4 +81,83 @@ TEST(Spin, ZeroRoundsTurnsTheWorkersSpinOff) {
     EXPECT_EQ(SpinCounting::hints.load(), 0) << "a worker spun with Config::spin_rounds = 0";
 }
 
+// A platform whose spin hint only counts (SpinBudget's own arithmetic).
+struct HintCounting : zap::StdPlatform {
+    static inline long hints = 0;  // one thread only
+    static void spin_hint() noexcept { ++hints; }
+};
+
+// The rounds a spin of `budget` takes until ready() turns true at round
+// `ready_at` (never when 0).
+long rounds_of(zap::detail::SpinBudget& budget, std::uint32_t bound, long ready_at) {
+    HintCounting::hints = 0;
+    long looks = 0;
+    budget.spin<HintCounting>(bound, [&] { return ready_at != 0 && ++looks >= ready_at; });
+    return HintCounting::hints;
+}
+
+TEST(SpinBudget, SpinsThatRunOutHalveTheNextDownToASixteenth) {
+    zap::detail::SpinBudget budget;
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 1600);  // the first spin: the whole bound
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 800);
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 400);
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 200);
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 100);
+    EXPECT_EQ(rounds_of(budget, 1600, 0), 100) << "below a sixteenth of the bound";
+}
+
+TEST(SpinBudget, SpinsThatSeeWorkEarnTheBoundBack) {
+    zap::detail::SpinBudget budget;
+    for (int i = 0; i < 8; ++i) rounds_of(budget, 1600, 0);
+    EXPECT_EQ(budget.rounds(), 100u);
+    EXPECT_EQ(rounds_of(budget, 1600, 10), 9);  // found at the tenth look: nine hints
+    EXPECT_EQ(budget.rounds(), 200u);
+    rounds_of(budget, 1600, 10);
+    rounds_of(budget, 1600, 10);
+    rounds_of(budget, 1600, 10);
+    EXPECT_EQ(budget.rounds(), 1600u);
+    rounds_of(budget, 1600, 10);
+    EXPECT_EQ(budget.rounds(), 1600u) << "above the bound";
+}
+
+TEST(SpinBudget, ABoundOfOneStillSpins) {
+    zap::detail::SpinBudget budget;
+    EXPECT_EQ(rounds_of(budget, 1, 0), 1);
+    EXPECT_EQ(rounds_of(budget, 1, 0), 1);
+}
+
+// A pool whose work has ended: at each idle turn the waking worker's spin
+// runs out, so each spins half as long as the one before (down to a
+// sixteenth), not the whole bound every time. The hints here are the CPU's
+// own, counted: 64 of them end long before the next task, 5 ms later.
+struct FastCounting : zap::StdPlatform {
+    static constexpr std::uint32_t wait_spin_rounds = 0;  // only the worker spins
+    static inline std::atomic<long> hints{0};
+    static void spin_hint() noexcept {
+        hints.fetch_add(1);  // a counter only
+        zap::StdPlatform::spin_hint();
+    }
+};
+
+TEST(Spin, APoolWithNothingToDoSpinsLessAtEachIdleTurn) {
+    zap::Config one = config(64);
+    one.max_threads = 1;
+    zap::BasicThreadPool<FastCounting> pool(one);
+    pool.warm(1);
+    std::this_thread::sleep_for(20ms);  // the worker spun once, found nothing, sleeps
+    constexpr int turns = 8;
+    for (int turn = 0; turn < turns; ++turn) {
+        std::atomic<bool> ran{false};
+        pool.spawn([&ran] { ran.store(true); });
+        while (!ran.load()) std::this_thread::sleep_for(100us);
+        std::this_thread::sleep_for(5ms);  // the worker's spin runs out: nothing comes
+    }
+    // One spin after warm and one per turn: 64 + 32 + 16 + 8 + 4 * 5 with
+    // the budget, 9 * 64 = 576 without it.
+    const long hints = FastCounting::hints.load();
+    EXPECT_GT(hints, 0);
+    EXPECT_LE(hints, 64 + 32 + 16 + 8 + 4 * (turns - 3))
+        << "idle spins that found nothing did not get shorter (spin.hpp SpinBudget)";
+}
+
 }  // namespace

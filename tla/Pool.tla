@@ -100,19 +100,32 @@ CONSTANTS
                   \*             giving the waking role back: the state
                   \*             stays waking with no waker, and no notify
                   \*             wakes anyone again
+                  \*   "refuse"  (with StealDelay) a thief that finds a
+                  \*             ring holding one task passes it over at
+                  \*             once instead of leaving it alone for a
+                  \*             while and then claiming it (a refusal, not
+                  \*             a delay: model/seed/steal-refuses-lone.patch)
     WakeAllOnShutdown, \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
-    Spin              \* issue 21: a worker out of work first spins holding the
+    Spin,             \* issue 21: a worker out of work first spins holding the
                       \* waking role (A5's spin); FALSE: it sleeps at once
+    StealDelay        \* the lone-task delay (buffer.hpp step 3a): the search
+                      \* looks at the rings one by one, and a thief that finds
+                      \* a ring holding one task leaves it to its owner for a
+                      \* while, then claims it if it is still there; FALSE:
+                      \* the bag of tasks and the exact pop of the rest of
+                      \* this module (the ring variables stay at their start)
 
 ASSUME Main \notin Workers \cup Joiners \cup Warmers
 ASSUME Workers \cap (Joiners \cup Warmers) = {} /\ Joiners \cap Warmers = {}
 ASSUME NTasks \in Nat /\ MaxFail \in Nat /\ Fanout \in Nat
 ASSUME DoShutdown \in BOOLEAN /\ Seed \in BOOLEAN /\ WakeAllOnShutdown \in BOOLEAN
-ASSUME Spin \in BOOLEAN
+ASSUME Spin \in BOOLEAN /\ StealDelay \in BOOLEAN
 ASSUME Mutation \in {"none", "rerun", "wakeany", "nocap", "nowake", "dup",
                      "before9", "failopen", "warmreload", "warmrerun",
-                     "closerleak", "handover", "before19", "spinkeep"}
+                     "closerleak", "handover", "before19", "spinkeep",
+                     "refuse"}
+ASSUME StealDelay => Mutation \notin {"dup", "before19"}
 ASSUME Joiners # {} => DoShutdown /\ ~Seed
 ASSUME Warmers # {} => ~Seed
 
@@ -177,24 +190,41 @@ VARIABLES
     wf,         \* Event.wait frame [e, acq, ret]
     kf,         \* Event.wake frame [e, val, all, ret]
     stack,      \* seed only: the registered-threads stack (head = newest)
-    joinst      \* join(): "open", "claimed" (a join() took it), "joined"
+    joinst,     \* join(): "open", "claimed" (a join() took it), "joined"
                 \* (done() called on the WaitGroup; before9: joined_ set)
+    ring,       \* StealDelay: ring[w], how many of the queued tasks are in
+                \* w's ring (the rest, Global, are in the global queue)
+    taken,      \* StealDelay: taken[w], how many tasks have left w's ring
+                \* (the ring's head index: it only grows)
+    watch,      \* StealDelay: watch[w], the lone task thief w leaves alone:
+                \* [v |-> victim, at |-> taken[v] at the look], or NoWatch
+    visited     \* StealDelay: visited[w], the rings this search has looked at
 
 vars == <<sync, ev, sleepers, queued, scheduled, ran, holding, fails, pc,
-          waking, isIdle, spun, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
+          waking, isIdle, spun, owes, kids, forked, born, nf, wf, kf, stack, joinst,
+          ring, taken, watch, visited>>
+RingVars == <<ring, taken, watch, visited>>
 
 NoNotify == [on |-> FALSE, waking |-> FALSE, more |-> TRUE, spawn |-> TRUE,
              ret |-> "none"]
 NoWait   == [e |-> "none", acq |-> EMPTY, ret |-> "none"]
 NoWake   == [e |-> "none", val |-> NOTIFIED, all |-> FALSE, ret |-> "none"]
+NoWatch  == [v |-> "none", at |-> 0]
+
+\* How many queued tasks sit in rings, and how many in the global queue.
+RECURSIVE SumOf(_, _)
+SumOf(f, S) == IF S = {} THEN 0
+               ELSE LET x == CHOOSE x \in S : TRUE IN f[x] + SumOf(f, S \ {x})
+InRings == SumOf(ring, Workers)
+Global  == queued - InRings
 
 -----------------------------------------------------------------------------
 (* Labels.  Worker labels start with w_, client labels with m_ (warm():    *)
 (* a_), the notify procedure with n_, Event.wait with ew_, Event.wake with *)
 (* ek_.                                                                    *)
 
-WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_run", "w_sweep",
-                 "w_unreg", "w_jwait", "w_jnext", "exited"}
+WorkerLabels == {"unborn", "w_start", "w_wait", "w_pop", "w_steal", "w_delay",
+                 "w_run", "w_sweep", "w_unreg", "w_jwait", "w_jnext", "exited"}
 MainLabels   == {"m_sched", "m_shutdown", "m_close", "m_claim", "m_join",
                  "m_join2", "m_closers", "m_drain", "m_pjoin", "m_wg",
                  "m_chain", "m_idle", "a_warm", "a_reload", "done"}
@@ -228,6 +258,10 @@ TypeOK ==
                            all : BOOLEAN, ret : Labels \cup {"none"}]]
     /\ stack \in Seq(Workers)
     /\ joinst \in {"open", "claimed", "joined"}
+    /\ ring \in [Workers -> 0..AllTasks] /\ InRings <= queued
+    /\ taken \in [Workers -> 0..AllTasks]
+    /\ watch \in [Workers -> {NoWatch} \cup [v : Workers, at : 0..AllTasks]]
+    /\ visited \in [Workers -> SUBSET Workers]
 
 -----------------------------------------------------------------------------
 Init ==
@@ -253,6 +287,10 @@ Init ==
     /\ kf = [t \in Threads |-> NoWake]
     /\ stack = <<>>
     /\ joinst = "open"
+    /\ ring = [w \in Workers |-> 0]
+    /\ taken = [w \in Workers |-> 0]
+    /\ watch = [w \in Workers |-> NoWatch]
+    /\ visited = [w \in Workers |-> {}]
 
 \* Helpers to "call" a procedure: set the frame and jump to its entry label.
 \* notify(is_waking, more_work): more_work is the waker's found.pushed.
@@ -321,6 +359,7 @@ Spurious(t) ==
     /\ sleepers' = [sleepers EXCEPT ![wf[t].e] = @ \ {t}]
     /\ UNCHANGED <<sync, ev, queued, scheduled, ran, holding, fails, pc,
                    waking, isIdle, spun, owes, kids, forked, born, nf, wf, kf, stack, joinst>>
+    /\ UNCHANGED RingVars
 
 \* wake(post, n), first half.  Fixed: CAS loop that leaves SHUTDOWN alone.
 \* Seed: unconditional swap.  The futex is called if the old word was
@@ -590,25 +629,109 @@ WWait(w) ==
 \*     work behind (issue 19): the notification may have covered it.
 \* "before19": the rule before issue 19 (more = pushed, no owes).
 \* The first task to run takes the Fanout children on (WRun pushes them).
+\* With StealDelay the search is WSearch below instead (WPop, after it).
+Found(w, pushed) ==
+    LET left == queued > 1
+        old == Mutation = "before19"
+        more == IF old THEN pushed ELSE pushed \/ left
+        announce == \/ pushed \/ waking[w]
+                    \/ ~old /\ owes[w] /\ left
+    IN /\ queued' = queued - 1
+       /\ holding' = [holding EXCEPT ![w] = TRUE]
+       /\ kids' = IF forked THEN kids ELSE [kids EXCEPT ![w] = Fanout]
+       /\ forked' = TRUE
+       /\ owes' = [owes EXCEPT ![w] = FALSE]
+       /\ IF announce
+            THEN CallNotify(w, waking[w], more, "w_run")
+            ELSE Goto(w, "w_run") /\ UNCHANGED nf
+
+\* The search found nothing: back to wait().
+NotFound(w) ==
+    /\ Goto(w, "w_wait")
+    /\ owes' = [owes EXCEPT ![w] = FALSE]
+    /\ UNCHANGED <<queued, holding, nf, kids, forked>>
+
+(***************************************************************************)
+(* StealDelay: the search of Worker::find over rings (buffer.hpp steps 2-4, *)
+(* 3a).  Own ring first (the owner's pop, oldest first), then the global   *)
+(* queue (consume: one task to run, the rest into our ring), then the      *)
+(* other workers' rings one at a time, each looked at once, in any order   *)
+(* (the C++ goes round from a cursor), each look one step: a ring looked   *)
+(* at while empty is passed, as the C++ passes it, even if a task lands    *)
+(* there later in the search.  A ring of two or more: steal half, rounded  *)
+(* up (one to run, the rest into our ring).  A ring of one, the lone task: *)
+(* leave it alone (w_delay) and note the ring's head (taken); in the next  *)
+(* step of this thread - any number of other threads' steps later, which  *)
+(* is the delay - claim it if the head has not moved (D1), else pass the   *)
+(* ring (D2) and go on with the others.  The overflow queues of workers    *)
+(* (a ring never overflows in these configurations) are not modelled.      *)
+(***************************************************************************)
+WSearch(w) ==
+    CASE ring[w] > 0 ->                           \* own ring: pop the oldest
+           /\ ring' = [ring EXCEPT ![w] = @ - 1]
+           /\ taken' = [taken EXCEPT ![w] = @ + 1]
+           /\ Found(w, FALSE)
+           /\ UNCHANGED <<watch, visited>>
+      [] Global > 0 ->                            \* consume the global queue
+           /\ ring' = [ring EXCEPT ![w] = Global - 1]
+           /\ Found(w, Global > 1)
+           /\ UNCHANGED <<taken, watch, visited>>
+      [] OTHER ->                                 \* the other rings, one by one
+           /\ visited' = [visited EXCEPT ![w] = {w}]
+           /\ Goto(w, "w_steal")
+           /\ UNCHANGED <<ring, taken, watch, queued, holding, kids, forked, owes, nf>>
+
+\* Steal half of v's ring (its size rounded up): one to run, the rest into
+\* our (empty) ring; the search ends.
+StealHalf(w, v) ==
+    LET half == ring[v] - ring[v] \div 2 IN
+    /\ ring' = [ring EXCEPT ![v] = @ - half, ![w] = half - 1]
+    /\ taken' = [taken EXCEPT ![v] = @ + half]
+    /\ visited' = [visited EXCEPT ![w] = {}]
+    /\ Found(w, half > 1)
+
+WSteal(w) ==
+    /\ pc[w] = "w_steal"
+    /\ IF visited[w] = Workers
+         THEN /\ NotFound(w)                     \* every ring looked at
+              /\ visited' = [visited EXCEPT ![w] = {}]
+              /\ UNCHANGED <<ring, taken, watch>>
+         ELSE \E v \in Workers \ visited[w] :
+              CASE ring[v] = 0 \/ (ring[v] = 1 /\ Mutation = "refuse") ->
+                     \* empty: pass it ("refuse": a lone task passed at once)
+                     /\ visited' = [visited EXCEPT ![w] = @ \cup {v}]
+                     /\ UNCHANGED <<pc, ring, taken, watch, queued, holding,
+                                    kids, forked, owes, nf>>
+                [] ring[v] = 1 ->                  \* the lone task: leave it
+                     /\ visited' = [visited EXCEPT ![w] = @ \cup {v}]
+                     /\ watch' = [watch EXCEPT ![w] = [v |-> v, at |-> taken[v]]]
+                     /\ Goto(w, "w_delay")
+                     /\ UNCHANGED <<ring, taken, queued, holding, kids, forked,
+                                    owes, nf>>
+                [] OTHER -> StealHalf(w, v) /\ UNCHANGED watch
+    /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
+
+\* The delay's end: the head has not moved, so the task seen alone is still
+\* there (perhaps with others pushed since): claim as a steal does (D1).
+\* It has moved: that task is gone; pass the ring (D2).
+WDelay(w) ==
+    LET v == watch[w].v IN
+    /\ pc[w] = "w_delay"
+    /\ watch' = [watch EXCEPT ![w] = NoWatch]
+    /\ IF taken[v] = watch[w].at
+         THEN StealHalf(w, v)
+         ELSE /\ Goto(w, "w_steal")
+              /\ UNCHANGED <<ring, taken, visited, queued, holding, kids, forked,
+                             owes, nf>>
+    /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
+
 WPop(w) ==
     /\ pc[w] = "w_pop"
-    /\ IF queued > 0
-         THEN LET left == queued > 1 IN
-              /\ queued' = queued - 1
-              /\ holding' = [holding EXCEPT ![w] = TRUE]
-              /\ kids' = IF forked THEN kids ELSE [kids EXCEPT ![w] = Fanout]
-              /\ forked' = TRUE
-              /\ \E pushed \in IF left THEN BOOLEAN ELSE {FALSE} :
-                   LET old == Mutation = "before19"
-                       more == IF old THEN pushed ELSE pushed \/ left
-                       announce == \/ pushed \/ waking[w]
-                                   \/ ~old /\ owes[w] /\ left
-                   IN IF announce
-                        THEN CallNotify(w, waking[w], more, "w_run")
-                        ELSE Goto(w, "w_run") /\ UNCHANGED nf
-         ELSE /\ Goto(w, "w_wait")
-              /\ UNCHANGED <<queued, holding, nf, kids, forked>>
-    /\ owes' = [owes EXCEPT ![w] = FALSE]
+    /\ IF StealDelay THEN WSearch(w)
+       ELSE /\ IF queued > 0
+                 THEN \E pushed \in IF queued > 1 THEN BOOLEAN ELSE {FALSE} : Found(w, pushed)
+                 ELSE NotFound(w)
+            /\ UNCHANGED RingVars
     /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
 
 \* Run the task we hold (is_waking is already false here): first it
@@ -620,13 +743,27 @@ WRun(w) ==
          THEN /\ kids' = [kids EXCEPT ![w] = @ - 1]
               /\ queued' = queued + 1 /\ scheduled' = scheduled + 1
               /\ born' = born + 1
+              /\ ring' = IF StealDelay THEN [ring EXCEPT ![w] = @ + 1] ELSE ring
               /\ CallNotify(w, FALSE, TRUE, "w_run")
               /\ UNCHANGED <<ran, holding>>
          ELSE /\ ran' = ran + 1
               /\ holding' = [holding EXCEPT ![w] = FALSE]
               /\ Goto(w, "w_pop")
-              /\ UNCHANGED <<kids, queued, scheduled, born, nf>>
+              /\ UNCHANGED <<kids, queued, scheduled, born, nf, ring>>
     /\ UNCHANGED <<sync, waking, isIdle, spun, owes, forked, stack, wf, kf>>
+    /\ UNCHANGED <<taken, watch, visited>>
+
+\* StealDelay: where a task that the sweep or the drain takes comes from -
+\* the global queue or any ring (their search order is not modelled, nor
+\* the sweep's delays: after shutdown join()'s drain runs what a sweep
+\* passes over); ring and taken follow.
+LeaveQueue ==
+    IF ~StealDelay THEN UNCHANGED <<ring, taken>>
+    ELSE \/ Global > 0 /\ UNCHANGED <<ring, taken>>
+         \/ \E v \in Workers :
+               /\ ring[v] > 0
+               /\ ring' = [ring EXCEPT ![v] = @ - 1]
+               /\ taken' = [taken EXCEPT ![v] = @ + 1]
 
 \* Fixed protocol: after Shutdown, run whatever is still queued.
 WSweep(w) ==
@@ -634,10 +771,11 @@ WSweep(w) ==
     /\ IF queued > 0
          THEN /\ queued' = IF Mutation = "dup" THEN queued ELSE queued - 1
               /\ ran' = ran + 1
+              /\ LeaveQueue
               /\ UNCHANGED pc
-         ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran>>
+         ELSE Goto(w, "w_unreg") /\ UNCHANGED <<queued, ran, ring, taken>>
     /\ UNCHANGED <<sync, waking, isIdle, holding, stack, nf, wf, kf>>
-    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
+    /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun, watch, visited>>
 
 \* unregister: fetch_sub(one_spawned); the last one out after shutdown
 \* wakes the joiner.  Fixed: the thread then returns (joinable).
@@ -674,8 +812,9 @@ WJoinNext(w) ==
     /\ UNCHANGED <<owes, kids, forked, born, scheduled, spun>>
 
 WorkerOwnStep(w) ==
-    \/ WStart(w) \/ WWait(w) \/ WPop(w) \/ WRun(w) \/ WSweep(w) \/ WUnreg(w)
-    \/ WJoinWait(w) \/ WJoinNext(w)
+    \/ WPop(w) \/ WSteal(w) \/ WDelay(w) \/ WRun(w) \/ WSweep(w)
+    \/ (WStart(w) \/ WWait(w) \/ WUnreg(w) \/ WJoinWait(w) \/ WJoinNext(w))
+       /\ UNCHANGED RingVars
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -783,9 +922,10 @@ MDrain(t) ==
     /\ pc[t] = "m_drain"
     /\ IF queued > 0
          THEN /\ queued' = queued - 1 /\ ran' = ran + 1
+              /\ LeaveQueue
               /\ UNCHANGED pc
-         ELSE Goto(t, "m_pjoin") /\ UNCHANGED <<queued, ran>>
-    /\ UNCHANGED <<sync, scheduled, nf, kf, wf, joinst>>
+         ELSE Goto(t, "m_pjoin") /\ UNCHANGED <<queued, ran, ring, taken>>
+    /\ UNCHANGED <<sync, scheduled, nf, kf, wf, joinst, watch, visited>>
 
 \* Fixed: pthread_join every worker thread that was started; blocks until
 \* each has returned.  Then done() on the join WaitGroup (before9: set
@@ -845,20 +985,23 @@ AReload(t) ==
     /\ UNCHANGED <<sync, queued, scheduled, ran, nf, kf, wf, joinst>>
 
 ClientOwnStep(t) ==
-    \/ MSched(t) \/ MShutdown(t) \/ MClose(t) \/ MClaim(t) \/ MJoin(t)
-    \/ MJoin2(t) \/ MClosers(t) \/ MDrain(t) \/ MPJoin(t) \/ MWait(t)
-    \/ MChain(t) \/ AWarm(t) \/ AReload(t)
+    \/ MDrain(t)
+    \/ (MSched(t) \/ MShutdown(t) \/ MClose(t) \/ MClaim(t) \/ MJoin(t)
+        \/ MJoin2(t) \/ MClosers(t) \/ MPJoin(t) \/ MWait(t)
+        \/ MChain(t) \/ AWarm(t) \/ AReload(t)) /\ UNCHANGED RingVars
 
 -----------------------------------------------------------------------------
 \* Variables a step of one kind leaves alone.
 EvOnly == <<sync, queued, scheduled, ran, holding, fails, waking, isIdle, nf,
-            stack, joinst, owes, kids, forked, born, spun>>
+            stack, joinst, owes, kids, forked, born, spun, ring, taken, watch,
+            visited>>
 
 Step(t) ==
     \/ EventStep(t) /\ UNCHANGED EvOnly
     \/ NotifyStep(t) /\ UNCHANGED <<ev, sleepers, queued, scheduled, ran,
                                    holding, isIdle, wf, stack, joinst,
                                    owes, kids, forked, born, spun>>
+                     /\ UNCHANGED RingVars
     \/ t \in Workers /\ WorkerOwnStep(t)
           /\ UNCHANGED <<ev, sleepers, fails, joinst>>
     \/ t \in Clients /\ ClientOwnStep(t)

@@ -76,6 +76,11 @@ configs=(
   "MCSpin                 pass                        no"
   "MCSpinSmall            pass                        no"
   "MCMutSpinKeep          invariant:WorkConserving    no"
+  # The lone-task delay (StealDelay = TRUE; buffer.hpp step 3a), and a refusal instead
+  "MCDelay                pass                        no"
+  "MCDelayOutside         pass                        no"
+  "MCDelaySmall           pass                        no"
+  "MCMutRefuse            invariant:WorkConserving    no"
   # Protocol H (helping waits, src/zap/helping_wait.hpp): tla/Help.tla
   "HelpOne                pass                        no   Help"
   "HelpSmall              pass                        no   Help"

@@ -363,6 +363,8 @@ struct GenmcPlatform {
     // One look before a WaitGroup's outside wait or a park() sleeps (spin.hpp):
     // GenMC explores every value that load may read.
     static constexpr std::uint32_t wait_spin_rounds = 1;
+    // One look at a lone task's head before a thief claims it (buffer.hpp 3a).
+    static constexpr std::uint32_t steal_delay_rounds = 1;
 
 private:
     static void*& context() noexcept {

@@ -21,7 +21,19 @@
 //      owner's overflow queue.
 //   2. pop (owner): CAS head forward by one, then read the slot; the owner is
 //      the only writer of slots, so the slot cannot change under it.
-//   3. steal (thief, its own ring empty): load victim head, then tail (both
+//   3. steal (thief, its own ring empty):
+//      a. the lone task (Go's `runnext` rule): look at the victim's head and
+//         tail (relaxed: a guess, b decides). When the ring holds exactly one
+//         task, its owner pushed it last and is likely to run it itself
+//         within nanoseconds - a helping wait takes its own newest child
+//         first (step 6), a fork takes its child back (step 5) - and a thief
+//         that takes it turns that into a hand-off between threads. So the
+//         thief leaves it alone for Platform::steal_delay_rounds spin hints,
+//         watching head (relaxed). If head moves, that task is gone, run by
+//         its owner or claimed by another thief: report empty (D2). If it
+//         does not, go on to b, which claims it: the delay ends, it never
+//         becomes a refusal (D1).
+//      b. load victim head, then tail (both
 //      seq_cst, for step 5; the tail load is also the acquire that makes the
 //      slots below it visible). tail == head - 1 means the owner is inside a
 //      take-back of the last task (B3): report empty. Otherwise read the slot
@@ -31,7 +43,8 @@
 //      it saw, or the victim looks empty. Reading before the CAS matters:
 //      once head moves, the victim may overwrite the slot.
 //   4. consume (owner, ring empty): take up to capacity tasks from a Queue
-//      into the ring and one more to run, then publish with a release store
+//      into the ring and one more to run (the last one taken, which is
+//      never written into the ring), then publish with a release store
 //      of tail. `more` when it put tasks into the ring or left some in the
 //      queue (pushed while it held the queue, or beyond capacity).
 //   5. take_back(task) (owner): undo the owner's latest push if no thief won
@@ -120,10 +133,25 @@
 //      head value at or past the thieves' CASes that read it (push, and
 //      empty_tail() before consume/steal refill the ring): the release half
 //      of each thief's CAS makes its slot reads happen before the overwrite.
+//   D1 (the delay ends): a thief that leaves a lone task alone (3a) watches
+//      it for a bounded number of rounds, then either sees it gone or claims
+//      at the head as step 3b does. No task that a steal's look saw is left
+//      in the ring by that steal's report of empty: a thief that refused the
+//      lone task instead would leave a worker asleep beside it while its
+//      owner runs something that may wait for it (model/seed/
+//      steal-refuses-lone.patch; thread_pool.hpp P6).
+//   D2 (what 3a gives up on is covered): when head moved during the delay,
+//      the ring held one task at the look, and that one is gone. What it
+//      holds now was pushed after the look's load of tail - or the look
+//      read an older tail, as any steal's load may - so it is work the
+//      steal would have missed had it run a moment earlier, and the push's
+//      own notify() answers for it (thread_pool.hpp A2-A4), as for any task
+//      pushed behind a search.
 #pragma once
 
 #include <zap/assert.hpp>
 #include <zap/queue.hpp>
+#include <zap/spin.hpp>
 #include <zap/task.hpp>
 
 #include <cstdint>
@@ -208,16 +236,14 @@ public:
         Task* cursor = nullptr;
         if (!queue.try_acquire_consumer(cursor)) return false;
         const Index tail = empty_tail();
-        Index pushed = 0;
-        for (; pushed < capacity; ++pushed) {
-            Task* task = queue.pop(cursor);
-            if (task == nullptr) break;
-            put(tail + pushed, task, Region::of(*task));
-        }
+        // The last task popped is the one to run: it never goes into the
+        // ring, so a lone task costs no write to the ring's lines.
         Task* task = queue.pop(cursor);
-        if (task == nullptr && pushed > 0) {
-            --pushed;  // run the last one we stored instead
-            task = slot(tail + pushed).load(std::memory_order_relaxed);
+        Index pushed = 0;
+        for (Task* next = nullptr; task != nullptr && pushed < capacity; ++pushed) {
+            if ((next = queue.pop(cursor)) == nullptr) break;
+            put(tail + pushed, task, Region::of(*task));
+            task = next;
         }
         const bool left = queue.release_consumer(cursor);
         if (task == nullptr) return false;
@@ -227,9 +253,11 @@ public:
         return true;
     }
 
-    // Step 3. Our ring must be empty. False when the victim looked empty.
+    // Step 3. Our ring must be empty. False when the victim looked empty, or
+    // its lone task was taken while we left it alone (3a).
     bool steal(Buffer& victim, Stole& out) noexcept {
         const Index tail = empty_tail();
+        if (victim.lone_task_taken()) return false;  // 3a (D2)
         Index want = 0;  // half of the first non-empty size seen, rounded up
         Index got = 0;
         while (got == 0 || got < want) {
@@ -380,6 +408,17 @@ private:
         }
         ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
         return Claim{task, region, victim_head, size};
+    }
+
+    // Step 3a, on the victim's ring: true when it held exactly one task and
+    // that task was taken within the delay; false otherwise, and then the
+    // thief claims as step 3b says (D1).
+    bool lone_task_taken() noexcept {
+        const Index head = head_.load(std::memory_order_relaxed);  // a look only: 3b's loads decide
+        if (tail_.load(std::memory_order_relaxed) - head != 1) return false;  // a look only, as above
+        return spin_until<Platform>(Platform::steal_delay_rounds, [&] {
+            return head_.load(std::memory_order_relaxed) != head;  // a look only: head only grows (B1)
+        });
     }
 
     typename Platform::template Atomic<Task*>& slot(Index index) noexcept { return slots_[index % capacity]; }

@@ -67,6 +67,9 @@
 //   static constexpr std::uint32_t wait_spin_rounds; spin hints a WaitGroup's outside
 //                                                   wait and Parker::park spend watching
 //                                                   their word before they sleep (spin.hpp)
+//   static constexpr std::uint32_t steal_delay_rounds; spin hints a thief leaves a
+//                                                   ring's lone task to its owner
+//                                                   before it claims it (buffer.hpp 3a)
 //
 //   Optional: static constexpr bool recycles_closures; when present, the
 //   drop-in layer's heap tasks come from closure_alloc.hpp's per-thread

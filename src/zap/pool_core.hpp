@@ -87,8 +87,8 @@
 //   A8. The spin (issue 21, spin.hpp): a worker whose wait() finds no
 //       notification, before it counts itself idle, takes the waking role
 //       if nobody holds it (CAS pending -> waking, relaxed), or keeps it if
-//       it is the waker already, and watches Sync for Config::spin_rounds
-//       rounds. A schedule() meanwhile finds the state waking: A3's CAS only
+//       it is the waker already, and watches Sync for at most spin_rounds
+//       rounds (spin.hpp). A schedule() meanwhile finds the state waking: A3's CAS only
 //       sets `notified` - no signal, no spawn, no helper woken (K1), no
 //       system call - and the spinner's next look sees it; wait() consumes
 //       it as the waker (state stays waking), and the worker searches and
@@ -98,7 +98,7 @@
 //       not spin. Invariants:
 //         S1 (a bounded number spin): only the waking worker spins, so at
 //            most one worker of a pool spins at any time (P1), and a pool
-//            whose work has ended burns one spin_rounds of CPU.
+//            whose work has ended burns at most one spin_rounds of CPU.
 //         S2 (the spinner is bound to look): it leaves the role only by a
 //            CAS that expects `notified` clear (A5's idle CAS, or A3's
 //            give-back after a search), so a notification set while it
@@ -508,7 +508,7 @@ private:
             if (sleeper.done()) return false;  // H4: the helper's group is done (a helper is never counted idle)
             if (!spun) {
                 spun = true;
-                spin(sync, is_waking);
+                if constexpr (Sleeper::counts_idle) spin(sync, is_waking, sleeper.self.spin_budget);
                 continue;  // `sync` is fresh: a notification, shutdown, or the spin ran out (A8)
             }
             if (!is_idle) {
@@ -528,11 +528,11 @@ private:
     }
 
     // Protocol A8: holds the waking role (taking it if the state is pending)
-    // and watches Sync until a notification or shutdown comes, or for
-    // Config::spin_rounds rounds. Leaves the freshest Sync it read in `sync`;
-    // the caller's loop consumes the notification (A5) or, when the rounds
-    // ran out, gives the role back as it counts itself idle (S2).
-    void spin(Sync& sync, bool& is_waking) noexcept {
+    // and watches Sync until a notification or shutdown comes, or for the
+    // rounds its budget grants (spin.hpp, at most Config::spin_rounds). Leaves
+    // the freshest Sync it read in `sync`; the caller's loop consumes the
+    // notification (A5) or, when the rounds ran out, gives the role back (S2).
+    void spin(Sync& sync, bool& is_waking, detail::SpinBudget& budget) noexcept {
         if (!is_waking) {
             if (sync.state != detail::State::pending) return;  // a worker is signaled or waking already (S1)
             Sync spinning = sync;
@@ -544,7 +544,7 @@ private:
             sync = spinning;
             is_waking = true;
         }
-        detail::spin_until<Platform>(config_.spin_rounds, [&] {
+        budget.spin<Platform>(config_.spin_rounds, [&] {
             sync = load_sync();  // a look only: A5's acquire CAS takes what it sees (S2)
             return sync.notified || sync.state == detail::State::shutdown;
         });

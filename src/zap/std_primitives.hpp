@@ -133,6 +133,10 @@ struct StdPrimitives {
     // As Config::spin_rounds' default: about 36 us of `pause` on an AMD EPYC,
     // longer than a futex round trip (about 13 us), far shorter than a time slice.
     static constexpr std::uint32_t wait_spin_rounds = 2000;
+    // How long a thief leaves a ring's lone task to its owner (buffer.hpp
+    // step 3a): about 2 us of `pause` on the same EPYC, of the order of Go's
+    // 3 us for a running P's `runnext`, and far below a futex round trip.
+    static constexpr std::uint32_t steal_delay_rounds = 100;
 
 private:
     static void*& context_slot() noexcept {

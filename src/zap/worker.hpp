@@ -12,13 +12,16 @@
 // Search order (find): own ring (its oldest task; a helping wait takes the
 // newest instead, buffer.hpp step 6, so that it runs its own children
 // first: helping_wait.hpp H2), own overflow queue, the pool's global queue,
-// then every worker in turn (its overflow queue, then half of its ring).
+// then every worker in turn (its overflow queue, then half of its ring; a
+// ring that holds one task is left to its owner for a few microseconds
+// first, and taken if it is still there: buffer.hpp step 3a, D1-D2).
 // A helping wait inside ThreadPool::isolate() searches with find_in instead:
 // only its region's tasks, reached past any others (isolation.hpp I3).
 //
 // A search stops at the first task it finds, and can miss work that is
 // there: a queue whose consumer lock is held by someone else looks empty,
-// and a steal takes half of a ring, leaving the rest. A worker about to run
+// a steal takes half of a ring, leaving the rest, and a steal that left a
+// lone task alone passes over what its owner pushed meanwhile (D2). A worker about to run
 // what it found must therefore not leave work behind that nobody else is
 // bound to look for: the task it runs may block until that work runs (a
 // rendezvous, a pipeline), and an idle worker must come for it
@@ -42,6 +45,7 @@
 #include <zap/helper_word.hpp>
 #include <zap/isolation.hpp>
 #include <zap/queue.hpp>
+#include <zap/spin.hpp>
 #include <zap/task.hpp>
 
 #include <cstdint>
@@ -102,6 +106,7 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
+    SpinBudget spin_budget;              // A8's rounds, learned (spin.hpp); the owner's only
     Helpers<Platform> helper;            // this worker's helping waits sleep here (helping_wait.hpp H5)
     Context<Platform> context{};
 
