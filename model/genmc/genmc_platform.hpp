@@ -98,9 +98,10 @@ constexpr int find_override(const char* file, unsigned line) noexcept {
 // Loc::current()` (platform.hpp), and current() is consteval, so the lookup
 // (a loop over the table, string compares) never runs in GenMC: a loop
 // there would be cut by --unroll, and clang's code for it trips GenMC's
-// interpreter (a `freeze`). A location passed on at run time (the pool's
-// load_sync/cas_sync hand their caller's SourceLocation on) is looked up
-// then; no GenMC test reaches those yet.
+// interpreter (a `freeze`). Helpers that pass their caller's site on (the
+// pool's load_sync/cas_sync) take a Loc too (Platform::Loc), so their
+// callers' overrides are found when those calls are compiled. The
+// conversion from a SourceLocation, at run time, serves any other caller.
 struct Loc {
     int override_index = -1;
 
@@ -165,7 +166,7 @@ inline pthread_t start_thread(void* (*entry)(void*), void* arg) {
 // are "no" for a while, then "yes" for good: a timeout that fires once fires
 // again at once, a spurious wake-up repeats (its loop is then cut by
 // --unroll). Not every sequence of choices, but every point of the first "yes".
-enum Choice : unsigned { spurious_wakeup, timeout_expired, choice_kinds };
+enum Choice : unsigned { spurious_wakeup, timeout_expired, spawn_failure, choice_kinds };
 inline std::atomic<int> coins[choice_kinds][max_threads];
 
 inline bool choose(Choice kind) noexcept {
