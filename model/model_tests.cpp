@@ -312,7 +312,7 @@ struct PoolModel : Model<PoolModel<Workers, Outside, Child, LateJoin>, 1, Worker
 // B. The worker takes both into its ring (consume: B to run, A left in the
 // ring with its link untouched), runs B, then A; A schedules itself once
 // more from its own callback, into the worker's ring. The rescheduled A must
-// carry no stale link (I1 of batch.hpp): Buffer::push follows links until
+// carry no stale link (BT1 of batch.hpp): Buffer::push follows links until
 // null, so a stale A -> B would push B again and B would run twice. A runs
 // exactly twice (it was scheduled twice), B exactly once.
 struct RescheduleModel : Model<RescheduleModel, 1, 1> {

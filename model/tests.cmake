@@ -183,14 +183,14 @@ zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory
 # spawned only after the child's push and 100 K random runs found no race
 # (the fence seed is not found there in 200 K either). Since issue 19 the
 # first failing execution (1,136) had the thief claim a slot it reads as
-# null, which buffer.hpp's B2 assertion reports (before, a race on a stale
+# null, which buffer.hpp's RB2 assertion reports (before, a race on a stale
 # task's fields came first, and a null slot crashed the model). Since issue
 # 20 the ring also writes each slot's region, one more atomic step per slot,
 # and the random scheduler's first failing execution (2,773) is again a race:
 # the thief runs a task whose fields the owner's unpublished writes made
 # (Counted's run count). Same bug, other symptom. Since issue 21 the idle
 # worker spins (two looks at Sync in the models) and the first failing
-# execution (3,734) is B2's assertion again.
+# execution (3,734) is RB2's assertion again.
 zap_bite(buffer_push_tail_child sync_2w_2t_child buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert
          --sched random --iterations 100000)
 zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
@@ -205,7 +205,7 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Seeded bugs (model/seed/): the naive "unpark is a no-op unless the owner
 # is parked" loses an unpark that comes first; a park_for that resets the word
 # on timeout drops a late token; a taker that checks and registers in two
-# critical sections misses a value (the H1 assertion names it); a close()
+# critical sections misses a value (the HQ1 assertion names it); a close()
 # that wakes nobody strands its waiters; a timed taker that trusts the
 # Parker's timeout drops a value handed to it meanwhile. Since issue 21
 # park() looks at its word twice before it parks (spin.hpp), so the timed
@@ -279,8 +279,8 @@ zap_seed(a7_rerun_no_k1 a7-rerun-no-k1 help_spawn_fails deadlock --sched random 
 # ZAP_MODEL_BOUNDED; cancel_skips and cancel_wakes_waiter run the pool: random
 # only, in ZAP_MODEL_RANDOM (as the pool models).
 # Seeded bugs, each found: a maker of the stop_source that does not look for
-# a cancel() made before its publication leaves a token unstopped (S1); a
-# queued child that does not look at the flag runs after the cancel (S3); a
+# a cancel() made before its publication leaves a token unstopped (CS1); a
+# queued child that does not look at the flag runs after the cancel (CS3); a
 # wait() that resets the group before the round is over leaves it canceled
 # (C5); a run() that counts a child before skipping it never lets the count
 # reach zero.
@@ -288,7 +288,7 @@ zap_seed(cancel_maker_no_recheck cancel-maker-no-recheck cancel_token assert --b
 zap_seed(cancel_no_skip cancel-no-skip cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_reset_first cancel-reset-first cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlock --sched random --iterations 100000)
-# The loops of a canceled group (C6-C7, S5): a parallel_for that ignores its
+# The loops of a canceled group (C6-C7, CS5): a parallel_for that ignores its
 # group runs its pieces after the cancel (cancel_loop's one-worker assertion).
 zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched random --iterations 100000)
 # ... and an upper half that a canceled loop drops without counting itself
@@ -297,7 +297,7 @@ zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched rand
 zap_seed(cancel_half_not_done cancel-half-not-done cancel_loop_two deadlock --sched random --iterations 100000)
 # Bites: each ordering of cancellation.hpp weakened one step, where a model
 # can show it (model/mutate reports them all). The maker's acquire half
-# survives every model: it is there for S4's holders of a token, and
+# survives every model: it is there for CS4's holders of a token, and
 # std::stop_source's own synchronization is invisible to Relacy
 # (model/mutation/analysis.json).
 zap_bite(cancel_acquire cancel_token cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" release race --bound 2)

@@ -44,7 +44,7 @@ zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_schemata SEED 
                ARGS rendezvous_2w_held --sched random --iterations 1000000 --expect deadlock LABEL model-teeth)
 # steal-refuses-lone: a thief that finds a ring holding one task gives up at
 # once instead of leaving it alone for a while and then claiming it (buffer.hpp
-# step 3a, D1): the member forked into the running driver's ring is never
+# step 3a, DL1): the member forked into the running driver's ring is never
 # stolen, the other worker sleeps, the driver waits for it: deadlock.
 zap_model_test(NAME model.seed.steal_refuses_lone BINARY ${WC}_schemata SEED steal-refuses-lone
                ARGS rendezvous_2w_lone --sched random --iterations 100000 --expect deadlock LABEL model-teeth)

@@ -27,7 +27,7 @@
 //                        own ring, then meets it: the other worker must steal
 //                        that lone task from a ring whose owner is running
 //                        and will never take it (buffer.hpp step 3a: the
-//                        thief's delay ends in a claim, D1)
+//                        thief's delay ends in a claim, DL1)
 #include "model_registry.hpp"
 
 namespace {

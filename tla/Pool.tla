@@ -662,8 +662,8 @@ NotFound(w) ==
 (* up (one to run, the rest into our ring).  A ring of one, the lone task: *)
 (* leave it alone (w_delay) and note the ring's head (taken); in the next  *)
 (* step of this thread - any number of other threads' steps later, which  *)
-(* is the delay - claim it if the head has not moved (D1), else pass the   *)
-(* ring (D2) and go on with the others.  The overflow queues of workers    *)
+(* is the delay - claim it if the head has not moved (DL1), else pass the   *)
+(* ring (DL2) and go on with the others.  The overflow queues of workers    *)
 (* (a ring never overflows in these configurations) are not modelled.      *)
 (***************************************************************************)
 WSearch(w) ==
@@ -712,8 +712,8 @@ WSteal(w) ==
     /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
 
 \* The delay's end: the head has not moved, so the task seen alone is still
-\* there (perhaps with others pushed since): claim as a steal does (D1).
-\* It has moved: that task is gone; pass the ring (D2).
+\* there (perhaps with others pushed since): claim as a steal does (DL1).
+\* It has moved: that task is gone; pass the ring (DL2).
 WDelay(w) ==
     LET v == watch[w].v IN
     /\ pc[w] = "w_delay"
