@@ -405,7 +405,7 @@ ZAP_MODEL_TEST(sync_2w_1t_child, Sync2w1tChildModel, false, P::SpawnFailure::nev
                "2 workers, a task and its child: none stranded");
 ZAP_MODEL_TEST(sync_2w_2t, Sync2w2tModel, false, P::SpawnFailure::never,
                "2 workers, 2 tasks from outside: none stranded");
-// Since issue 11 a waker that took the only task gives its role back, so in
+// Since the give-back a waker that took the only task gives its role back, so in
 // sync_2w_1t_child the second worker is spawned by the child's notify,
 // after the push: it never steals while the owner pushes. With a second
 // task from outside the waker hands the role on (its search moved it, or
