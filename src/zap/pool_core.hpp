@@ -231,7 +231,7 @@ public:
         ZAP_ASSERT(max_threads_ >= 1 && max_threads_ <= Sync::max_count,
                    "max_threads is 1 .. 16383 (the Sync word's 14-bit counters)");
         workers_ = static_cast<Worker*>(Platform::allocate(sizeof(Worker) * max_threads_, alignof(Worker)));
-        for (std::uint32_t i = 0; i < max_threads_; ++i) new (&workers_[i]) Worker{};
+        for (std::uint32_t i = 0; i < max_threads_; ++i) new (&workers_[i]) Worker;  // each member initialises itself
         joined_.add(1);  // B4
     }
 

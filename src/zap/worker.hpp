@@ -67,17 +67,17 @@ class Cancellation;
 // it runs, and on the thread that drains the pool in join().
 template <class Platform>
 struct Context {
-    const void* pool;
-    Worker<Platform>* worker;  // the drain's: worker 0's slot (pool_core.hpp B5)
+    const void* pool = nullptr;  // the pool's core (PoolCore) this thread works for
+    Worker<Platform>* worker = nullptr;  // the drain's: worker 0's slot (pool_core.hpp B5)
     // Protocol H (helping_wait.hpp): runs this pool's tasks on the calling
     // thread until the group's count is zero or the deadline has passed,
     // sleeping where new work and the count wake it; returns earlier when it
     // cannot help (the group then sleeps as outside the pool). Returns the
     // helper word this wait armed the group with (it disarms, H8), or null.
     // Lets WaitGroup help without knowing the pool's type.
-    Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&, Deadline<Platform>&) noexcept;
+    Helpers<Platform>* (*help)(Context&, BasicWaitGroup<Platform>&, Deadline<Platform>&) noexcept = nullptr;
     // H2's depth bound: helping waits may nest this deep on this thread.
-    std::uint32_t help_bound;
+    std::uint32_t help_bound = 0;
     // Helping waits running a task on this thread: a worker's, or the
     // drain's on the joining thread.
     std::uint32_t help_depth = 0;
@@ -108,7 +108,7 @@ struct alignas(Platform::cache_line) Worker {
     std::uint32_t steal_cursor = 0;      // the owner's round-robin position
     SpinBudget spin_budget;              // A8's rounds, learned (spin.hpp); the owner's only
     Helpers<Platform> helper;            // this worker's helping waits sleep here (helping_wait.hpp H5)
-    Context<Platform> context{};
+    Context<Platform> context;
 
     // Looks for a task to run: see the search order above. `helping`: a
     // helping wait's search (helping_wait.hpp H2), which takes its own ring's
