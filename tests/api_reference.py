@@ -253,8 +253,8 @@ def arity_of(params):
 
 # A code span naming a declaration: `zap::` at most once, then Scope::name
 # (template arguments allowed on each part), then the parameters, if any,
-# then qualifiers (const, noexcept, &&).
-SPAN = re.compile(r"\s*(?:zap::)?((?:~?\w+(?:<[^()`]*?>)?::)*(?:operator\W+?|~?\w+)(?:<[^()`]*?>)?)"
+# then qualifiers (const, noexcept, &&). An operator is a symbol or co_await.
+SPAN = re.compile(r"\s*(?:zap::)?((?:~?\w+(?:<[^()`]*?>)?::)*(?:operator(?: co_await|\W+?)|~?\w+)(?:<[^()`]*?>)?)"
                   r"\s*(?:\((.*)\))?[\w\s&]*$")
 
 
