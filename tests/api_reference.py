@@ -12,18 +12,21 @@ static members, nested types), but not what the compiler declares itself
 (implicit members) or what is deleted. Macros are the ZAP_* macros still
 defined after the include (clang -dM -E).
 
-A class inherits names from a public base class of zap::detail (the
+A class inherits names from its public base classes in zap::detail (the
 CXXRecordDecl's "bases" with access "public"; BasicThreadPool from
-detail::PoolCore): the base's public members count as the class's own, as
-C++ finds them - unless the class declares a member of the same name, which
-hides them, or a using-declaration names them (`using Core::schedule;` in a
-public section brings in the base's public or protected members of that
-name; in a private or protected section it makes them private). The base's
+detail::PoolCore, LinuxPlatform and PortablePlatform from
+detail::StdPrimitives): the base's public members count as the class's own,
+as C++ name lookup finds them - unless the class declares a member of the
+same name, which hides them, or a using-declaration names them (`using
+Core::schedule;` in a public section brings in the base's public or
+protected members of that name, whatever the base's access; in a private or
+protected section it keeps them from the public names). The base's
 constructors and destructor are not inherited; but a class that declares no
-destructor of its own, with a public base that declares one, counts its
-implicit destructor (`ThreadPool::~ThreadPool()` runs ~PoolCore: the reader
-needs its entry). A public base in namespace zap itself is documented under
-its own name.
+destructor of its own, with a public base that declares a public one, counts
+its implicit destructor (`ThreadPool::~ThreadPool()` runs ~PoolCore: the
+reader needs its entry). A private base lends only what a public
+using-declaration names; a public base in namespace zap itself is documented
+under its own name.
 
 An entry of docs/api.md is a Markdown heading; each code span in it names one
 declaration, qualified by its class: `ThreadPool::schedule(Task& task)`,
@@ -72,10 +75,10 @@ def ast_objects(text):
 class Names:
     """Key "Scope::name" (or "name" at namespace scope) -> arities (None: not a function)."""
 
-    def __init__(self, detail):
+    def __init__(self):
         self.names = {}
         self.aliases = {}  # alias -> the class template it instantiates (ThreadPool -> BasicThreadPool)
-        self.detail = detail  # name -> CXXRecordDecl of each class (template) of zap::detail
+        self.detail = {}  # name -> CXXRecordDecl of each class (template) of zap::detail, per AST
 
     def add(self, key, arity=None, overload=None):
         """overload: what tells this declaration from the others of its name (seen twice: one)."""
@@ -157,8 +160,9 @@ def visible_members(node, detail):
     members, plus those of its public and protected bases in zap::detail (a
     public base keeps their access, a protected one makes them protected)
     that it neither hides nor redeclares with a using-declaration, plus what
-    its using-declarations bring in from those bases, at the access of the
-    section they are in. Private members are left out: nobody outside sees them."""
+    its using-declarations bring in from any of its bases there, private
+    ones too, at the access of the section they are in. Private members are
+    left out: nobody outside sees them."""
     access = "private" if node.get("tagUsed") == "class" else "public"
     own = {"public": [], "protected": [], "private": []}
     usings, declared, has_destructor = [], set(), False
@@ -174,8 +178,6 @@ def visible_members(node, detail):
     result = {"public": own["public"], "protected": own["protected"], "inherited destructor": False}
     using_names = {name for _, name in usings}
     for base in node.get("bases", []):
-        if base.get("access") == "private":
-            continue
         qual = base.get("type", {}).get("qualType", "")
         m = re.match(r"(?:::)?(?:zap::)?detail::(\w+)", qual)
         if not m or m.group(1) not in detail:
@@ -188,15 +190,15 @@ def visible_members(node, detail):
                 if not is_special(child, record["name"]):
                     by_name.setdefault(child["name"], []).append((level, child))
         for name, children in by_name.items():
-            if name in declared or name in using_names:
-                continue  # hidden by the class's own member of that name, or placed by a using-declaration
+            if name in declared or name in using_names or base.get("access") == "private":
+                continue  # hidden by the class's own member, placed by a using-declaration, or private
             for level, child in children:
                 result["public" if level == "public" and base["access"] == "public" else "protected"].append(child)
         for level, name in usings:
             if level in result:
                 result[level].extend(child for _, child in by_name.get(name, []))
-        if not has_destructor and (any(c["kind"] == "CXXDestructorDecl" for c in inherited["public"])
-                                   or inherited["inherited destructor"]):
+        if (not has_destructor and base.get("access") == "public"
+                and (any(c["kind"] == "CXXDestructorDecl" for c in inherited["public"]) or inherited["inherited destructor"])):
             result["inherited destructor"] = True
     return result
 
@@ -219,13 +221,11 @@ def detail_records(objects):
 
 
 def public_names(root):
-    names = None
+    names = Names()
     for variant in VARIANTS:
         dump = clang(root, ["-fsyntax-only", "-Xclang", "-ast-dump=json", "-Xclang", "-ast-dump-filter=zap"] + variant)
         objects = ast_objects(dump)
-        detail = detail_records(objects)
-        names = names or Names(detail)
-        names.detail = detail
+        names.detail = detail_records(objects)
         for obj in objects:
             if obj["kind"] == "NamespaceDecl" and obj.get("name") == "zap":
                 names.namespace(obj)
