@@ -139,13 +139,13 @@
 //      in the ring by that steal's report of empty: a thief that refused the
 //      lone task instead would leave a worker asleep beside it while its
 //      owner runs something that may wait for it (model/seed/
-//      steal-refuses-lone.patch; thread_pool.hpp P6).
+//      steal-refuses-lone.patch; pool_core.hpp P6).
 //   DL2 (what 3a gives up on is covered): when head moved during the delay,
 //      the ring held one task at the look, and that one is gone. What it
 //      holds now was pushed after the look's load of tail - or the look
 //      read an older tail, as any steal's load may - so it is work the
 //      steal would have missed had it run a moment earlier, and the push's
-//      own notify() answers for it (thread_pool.hpp A2-A4), as for any task
+//      own notify() answers for it (pool_core.hpp A2-A4), as for any task
 //      pushed behind a search.
 #pragma once
 
