@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // model/lifecycle_models.cpp - shutdown(), join() and the destructor on
-// different threads (Protocol B of pool_core.hpp, issue 9).
+// different threads (Protocol B of pool_core.hpp).
 //
 // The main suite shuts down and joins on one thread, so it cannot see a
 // shutdown() that is still inside its event calls when another thread's

@@ -312,7 +312,7 @@ struct PoolModel : Model<PoolModel<Workers, Outside, Child, LateJoin>, 1, Worker
 // B. The worker takes both into its ring (consume: B to run, A left in the
 // ring with its link untouched), runs B, then A; A schedules itself once
 // more from its own callback, into the worker's ring. The rescheduled A must
-// carry no stale link (I1 of batch.hpp): Buffer::push follows links until
+// carry no stale link (BT1 of batch.hpp): Buffer::push follows links until
 // null, so a stale A -> B would push B again and B would run twice. A runs
 // exactly twice (it was scheduled twice), B exactly once.
 struct RescheduleModel : Model<RescheduleModel, 1, 1> {
@@ -405,7 +405,7 @@ ZAP_MODEL_TEST(sync_2w_1t_child, Sync2w1tChildModel, false, P::SpawnFailure::nev
                "2 workers, a task and its child: none stranded");
 ZAP_MODEL_TEST(sync_2w_2t, Sync2w2tModel, false, P::SpawnFailure::never,
                "2 workers, 2 tasks from outside: none stranded");
-// Since issue 11 a waker that took the only task gives its role back, so in
+// Since the give-back a waker that took the only task gives its role back, so in
 // sync_2w_1t_child the second worker is spawned by the child's notify,
 // after the push: it never steals while the owner pushes. With a second
 // task from outside the waker hands the role on (its search moved it, or

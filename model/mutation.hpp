@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// model/mutation.hpp - the run-time ordering override table (issue 4).
+// model/mutation.hpp - the run-time ordering override table.
 //
 // One model binary serves every ordering mutant: the environment variable
 // ZAP_MUTATE names call sites and the weaker order to use there, e.g.

@@ -5,10 +5,10 @@
 //
 // Values are ints; every model counts in rl::var where each value ended up
 // (received, handed back by close(), refused to its sender) and checks in
-// after() that each is in exactly one place (H3). A wake-up that is lost
+// after() that each is in exactly one place (HQ3). A wake-up that is lost
 // leaves a thread parked for ever: with spurious wake-ups off that is a
 // Relacy DEADLOCK. The Parker models run with spurious wake-ups on, as the
-// Parker must absorb them (P2): a lost unpark then shows as a thread that
+// Parker must absorb them (PK2): a lost unpark then shows as a thread that
 // spins through spurious returns for ever (LIVELOCK) or never returns.
 #include "model_registry.hpp"
 
@@ -30,7 +30,7 @@ constexpr std::chrono::nanoseconds forever = std::chrono::hours(1);
 
 // ---- Parker ------------------------------------------------------------------
 // One unpark, one park, either order; the owner must return and see the
-// waker's write (P2).
+// waker's write (PK2).
 struct ParkerUnparkModel : Model<ParkerUnparkModel, 2> {
     Parker parker;
     rl::var<int> data{0};
@@ -47,7 +47,7 @@ struct ParkerUnparkModel : Model<ParkerUnparkModel, 2> {
 
 // park_for against one unpark: whether it returns true (then it sees the
 // write) or times out, exactly one token is consumed: by park_for, or left
-// for the next park (P3).
+// for the next park (PK3).
 struct ParkerTimedModel : Model<ParkerTimedModel, 2> {
     Parker parker;
     rl::var<int> data{0};
@@ -120,7 +120,7 @@ struct Ledger {
 };
 
 // One sender, one receiver taking two values: both arrive, in send order,
-// whether the receiver waits first (handoff) or not (queued) (H1).
+// whether the receiver waits first (handoff) or not (queued) (HQ1).
 struct MailboxFifoModel : Model<MailboxFifoModel, 2> {
     Mailbox box;
     void thread(unsigned index) {
@@ -137,7 +137,7 @@ struct MailboxFifoModel : Model<MailboxFifoModel, 2> {
 
 // A sender of two values, a blocking receiver, a timed receiver and a
 // closer: every waiter returns, and each value is received exactly once,
-// handed back by close(), or refused to its sender (H3, H4).
+// handed back by close(), or refused to its sender (HQ3, HQ4).
 struct MailboxCloseModel : Model<MailboxCloseModel, 4> {
     Mailbox box;
     Ledger<2> ledger;
@@ -161,7 +161,7 @@ struct MailboxCloseModel : Model<MailboxCloseModel, 4> {
 
 // One sender sends two values, then seals (Go's close); a receiving loop and
 // a timed receiver race it: all return, and each value is received exactly
-// once - seal() hands nothing back, so a value left queued is lost (H4).
+// once - seal() hands nothing back, so a value left queued is lost (HQ4).
 struct MailboxSealModel : Model<MailboxSealModel, 3> {
     Mailbox box;
     Ledger<2> ledger;
@@ -228,17 +228,17 @@ struct ObjectPoolGateModel : Model<ObjectPoolGateModel, 3> {
 }  // namespace
 
 ZAP_MODEL_TEST(parker_unpark, ParkerUnparkModel, true, P::SpawnFailure::never,
-               "unpark and park in either order: park returns and sees the waker's write (P2, spurious on)");
+               "unpark and park in either order: park returns and sees the waker's write (PK2, spurious on)");
 ZAP_MODEL_TEST(parker_timed, ParkerTimedModel, true, P::SpawnFailure::never,
-               "park_for against unpark: exactly one token consumed, by park_for or the next park (P3)");
+               "park_for against unpark: exactly one token consumed, by park_for or the next park (PK3)");
 ZAP_MODEL_TEST(parker_ping_pong, ParkerPingPongModel, true, P::SpawnFailure::never,
                "two Parkers, a turn handed back and forth twice: no unpark lost across reuse");
 ZAP_MODEL_TEST(lock, LockModel, false, P::SpawnFailure::never,
                "three threads under the futex Lock: mutual exclusion, no sleeper left behind (L1, L2)");
 ZAP_MODEL_TEST(mailbox_fifo, MailboxFifoModel, false, P::SpawnFailure::never,
-               "one sender, one receiver: both values arrive in send order, handed off or queued (H1)");
+               "one sender, one receiver: both values arrive in send order, handed off or queued (HQ1)");
 ZAP_MODEL_TEST(mailbox_close, MailboxCloseModel, false, P::SpawnFailure::never,
-               "send x2, receive, receive_for and close race: all return, each value in exactly one place (H3)");
+               "send x2, receive, receive_for and close race: all return, each value in exactly one place (HQ3)");
 ZAP_MODEL_TEST(mailbox_seal, MailboxSealModel, false, P::SpawnFailure::never,
                "send x2 then seal race a receiving loop and receive_for: all return, each value received once");
 ZAP_MODEL_TEST(object_pool_close, ObjectPoolCloseModel, false, P::SpawnFailure::never,

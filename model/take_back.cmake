@@ -31,7 +31,7 @@ zap_model_test(NAME model.pool_parallel_invoke.random BINARY ${TB}
 
 # ---- seeded bugs: each model fails on one --------------------------------
 # steal-half-one-cas: a thief claims half of what it saw with one CAS (the
-# seed's steal), breaking B4; take-back-no-cas: the owner takes the last
+# seed's steal), breaking RB4; take-back-no-cas: the owner takes the last
 # task with a plain store instead of 5f's CAS. Both run on the schemata twin
 # (mutation/schemata.cmake).
 zap_model_test(NAME model.seed.take_back_steal_half_one_cas BINARY ${TB}_schemata SEED steal-half-one-cas

@@ -2,7 +2,7 @@
 // model/take_back_models.cpp - Relacy models of the ring's take-back
 // (buffer.hpp steps 5 and 6) and of parallel_invoke's fork/join
 // (parallel_invoke.hpp J1-J7). Built into its own binary, zap_model_take_back, with a ring of four
-// slots (ZAP_MODEL_RING) so that a steal can take two tasks: the case B4 of
+// slots (ZAP_MODEL_RING) so that a steal can take two tasks: the case RB4 of
 // buffer.hpp is about. model/take_back.cmake registers the tests.
 #include "model_registry.hpp"
 
@@ -37,7 +37,7 @@ void steal_and_run(Buffer& mine, Buffer& victim) {
 // ---- take_back_nested: three forks unwound against a thief -----------------
 // The owner pushes three tasks one at a time (three nested forks), then takes
 // them back newest first, running each one it gets; a thief steals half of
-// what it sees, one CAS per task (B4). Two take-backs in a row can both take
+// what it sees, one CAS per task (RB4). Two take-backs in a row can both take
 // the store/load path (5c-5e) while the thief holds a view from before the
 // first: a thief that claimed two slots with one CAS would take the second
 // one too (seed steal-half-one-cas). Each task runs exactly once.

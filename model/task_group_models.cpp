@@ -6,7 +6,7 @@
 //
 //   cancel_skips        max_threads 1, the owner outside the pool: child A
 //                       cancels, child B may run before A (then it runs) or
-//                       after (then it must be skipped: S3), and A's own
+//                       after (then it must be skipped: CS3), and A's own
 //                       run() after its cancel schedules nothing. The owner's
 //                       wait() returns exactly once, the group is reset, and a
 //                       new child runs. A late touch of the freed group, a
@@ -18,15 +18,15 @@
 //   cancel_token        no worker: two threads ask for stop_token() while a
 //                       third cancels. Whoever makes the stop_source, and
 //                       whatever comes first, every token is stopped at the
-//                       end (S1), and the source is whole when used (S2: a
+//                       end (CS1), and the source is whole when used (CS2: a
 //                       data race on its address otherwise).
 //   cancel_publishes    a thread writes, then cancels; another that sees
-//                       is_canceled() reads what was written (S4).
+//                       is_canceled() reads what was written (CS4).
 //   cancel_loop         max_threads 1: a child taking the group's token runs
 //                       parallel_for over 4 indices, one per piece; the
 //                       body of index 1 cancels. On the one worker every
 //                       later piece starts after the cancel: none may run
-//                       (C7, S5), the token is stopped, the skipped upper
+//                       (C7, CS5), the token is stopped, the skipped upper
 //                       halves still count done (the owner's wait() returns),
 //                       and a loop of the next round runs every index.
 //   cancel_loop_two     max_threads 2: the same loop split over two workers
@@ -34,7 +34,7 @@
 //                       most once, the pieces that run race nothing, every
 //                       frame's wait returns (spurious wake-ups off: a lost
 //                       wake-up is a deadlock), and after the reset the next
-//                       round's loop runs every index (S5: no stale cancel).
+//                       round's loop runs every index (CS5: no stale cancel).
 #include "model_registry.hpp"
 
 #include <zap/task_group.hpp>
@@ -65,7 +65,7 @@ struct CancelSkips : Model<CancelSkips<Workers>, 1, Workers> {
         });
         group->run([this] {
             // On one worker, A and B run one after the other: B after A means
-            // B started after the cancel (S3). On two, B may run beside A,
+            // B started after the cancel (CS3). On two, B may run beside A,
             // never after it on A's thread.
             if (Workers == 1) RL_ASSERT(a_canceled($).load() == 0);
             b_ran($).store(1);
@@ -103,7 +103,7 @@ struct CancelToken : Model<CancelToken, 3> {
         }
     }
     void after() {
-        for (auto& token : tokens) RL_ASSERT(token.stop_requested());  // S1
+        for (auto& token : tokens) RL_ASSERT(token.stop_requested());  // CS1
         for (auto& token : tokens) token = std::stop_token();  // the source's last owners go before the group
         delete group;
         delete pool;
@@ -126,7 +126,7 @@ struct CancelPublishes : Model<CancelPublishes, 2> {
             data($).store(1);
             group->cancel();
         } else if (group->is_canceled()) {
-            RL_ASSERT(data($).load() == 1);  // S4
+            RL_ASSERT(data($).load() == 1);  // CS4
         }
     }
     void after() {
@@ -152,7 +152,7 @@ struct CancelLoop : Model<CancelLoop<Workers>, 1, Workers> {
                 RL_ASSERT(ran[i]($).load() == 0);  // each index at most once
                 ran[i]($).store(1);
                 // One worker: the pieces run in index order on its thread, so
-                // every piece after index 1 started after its cancel (S5).
+                // every piece after index 1 started after its cancel (CS5).
                 if (Workers == 1) RL_ASSERT(i <= 1);
                 if (i == 1) group->cancel();
             }, zap::Grain{1});

@@ -131,8 +131,8 @@ zap_seed(no_drain no-drain pool_spawn_always_fails assert --bound 1)
 zap_seed(no_drain_2w no-drain pool_2w_3t assert --sched random --iterations 100000)
 zap_seed(no_drain_spawn_maybe_fails no-drain pool_spawn_maybe_fails assert --sched random --iterations 100000)
 zap_seed(no_drain_1w_2t_child no-drain pool_1w_2t_child assert --sched random --iterations 100000)
-# Issue 9: zap before the closers (P5) and the join claim (B4). Since issue
-# 19 the destructor also waits for calls under way (B7), which covers
+# Zap before the closers (P5) and the join claim (B4). Since the
+# call count the destructor also waits for calls under way (B7), which covers
 # shutdown()'s own closer: no-closers drops that wait too, or the first two
 # models would pass on it (they did: 100,000 random runs without a freed
 # access; the spawner's closer in apart_spawn_fails is B7's blind spot).
@@ -179,18 +179,18 @@ zap_bite_in(zap_model_schemata queue_push_schemata queue queue.hpp "stack_.compa
             --bound 1)
 zap_bite(buffer_push_tail buffer_steal buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert --bound 1)
 # sync_2w_2t_child: the ring's unpublished slot. It was sync_2w_1t_child
-# until issue 11: there the waker now gives its role back, so the thief is
+# until the give-back: there the waker now gives its role back, so the thief is
 # spawned only after the child's push and 100 K random runs found no race
-# (the fence seed is not found there in 200 K either). Since issue 19 the
+# (the fence seed is not found there in 200 K either). Since the work-conservation look the
 # first failing execution (1,136) had the thief claim a slot it reads as
-# null, which buffer.hpp's B2 assertion reports (before, a race on a stale
-# task's fields came first, and a null slot crashed the model). Since issue
-# 20 the ring also writes each slot's region, one more atomic step per slot,
+# null, which buffer.hpp's RB2 assertion reports (before, a race on a stale
+# task's fields came first, and a null slot crashed the model). Since
+# isolation the ring also writes each slot's region, one more atomic step per slot,
 # and the random scheduler's first failing execution (2,773) is again a race:
 # the thief runs a task whose fields the owner's unpublished writes made
-# (Counted's run count). Same bug, other symptom. Since issue 21 the idle
+# (Counted's run count). Same bug, other symptom. Since the spin the idle
 # worker spins (two looks at Sync in the models) and the first failing
-# execution (3,734) is B2's assertion again.
+# execution (3,734) is RB2's assertion again.
 zap_bite(buffer_push_tail_child sync_2w_2t_child buffer.hpp "tail_.store(tail, std::memory_order_release)" relaxed assert
          --sched random --iterations 100000)
 zap_bite(buffer_consume_tail buffer_consume buffer.hpp "if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);" relaxed assert --bound 1)
@@ -205,9 +205,9 @@ zap_bite(wait_group_done wait_group wait_group.hpp "state_.compare_exchange_weak
 # Seeded bugs (model/seed/): the naive "unpark is a no-op unless the owner
 # is parked" loses an unpark that comes first; a park_for that resets the word
 # on timeout drops a late token; a taker that checks and registers in two
-# critical sections misses a value (the H1 assertion names it); a close()
+# critical sections misses a value (the HQ1 assertion names it); a close()
 # that wakes nobody strands its waiters; a timed taker that trusts the
-# Parker's timeout drops a value handed to it meanwhile. Since issue 21
+# Parker's timeout drops a value handed to it meanwhile. Since the spin
 # park() looks at its word twice before it parks (spin.hpp), so the timed
 # seeds need context bound 2 (at bound 1: 10, 7,164 and 972 executions
 # without the failure; at bound 2 found at 13, 78,641 and 24,765).
@@ -215,7 +215,7 @@ zap_seed(parker_unpark_only_parked parker-unpark-only-parked parker_unpark deadl
 zap_seed(parker_unpark_only_parked_ping_pong parker-unpark-only-parked parker_ping_pong deadlock --bound 1)
 zap_seed(parker_timeout_drops_token parker-timeout-drops-token parker_timed assert --bound 2)
 zap_seed(handoff_check_then_wait handoff-check-then-wait mailbox_fifo assert --bound 1)
-# (mailbox_close: until issue 21 the stranded receiver was still linked
+# (mailbox_close: until the spin the stranded receiver was still linked
 # when the deadlocked execution ended, and the destructor's ZAP_ASSERT
 # reported it first; with park()'s spin Relacy reports the deadlock itself,
 # at execution 1.)
@@ -228,7 +228,7 @@ zap_seed(handoff_timeout_drops_value_pool handoff-timeout-drops-value object_poo
 zap_seed(seal_closed_first seal-closed-first mailbox_seal assert --bound 1)
 # Bites: each ordering of parker.hpp and lock.hpp weakened to relaxed is a
 # data race in its model (model/mutate reports them all; these stay in CI).
-# The take and timeout ones need context bound 2 since issue 21: park()
+# The take and timeout ones need context bound 2 since the spin: park()
 # first looks at the word twice (spin.hpp): at bound 1 the 8 executions
 # explored have no race; at bound 2 it is found at execution 13, as in the
 # ordering table's parker_*.bound runs.
@@ -244,7 +244,7 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # Each model first shown failing: the helper word's release wake (K2)
 # weakened to relaxed lets a helper read a count older than the wake it
 # already slept past: deadlock, in the models whose group a done() completes.
-# Since issue 20, K1 meets a sleeping helper through two seq_cst fences (the
+# Since helpers have a word each, K1 meets a sleeping helper through two seq_cst fences (the
 # notifier's after its Sync CAS, the helper's after entering its word): each
 # weakened alone deadlocks help_new_work (at execution 6 of the random
 # scheduler). The helper's acquire enter no longer dies in any model: on the
@@ -252,7 +252,7 @@ zap_bite(lock_unlock_release_mailbox mailbox_close lock.hpp "state_.exchange(unl
 # for the isolated sleep, which has no fence and whose timeout would hide a
 # missed wake from a model (analysis in model/mutation/analysis.json).
 # (help_new_work's first deadlock with the wake weakened was at execution
-# 112,005 before issue 20; the wake's release is K2's, and help_new_work
+# 112,005 before helpers had a word each; the wake's release is K2's, and help_new_work
 # has no K2.)
 foreach(name help_done_outside help_two_waiters)
   zap_bite(help_wake_${name} ${name} helper_word.hpp "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed
@@ -279,8 +279,8 @@ zap_seed(a7_rerun_no_k1 a7-rerun-no-k1 help_spawn_fails deadlock --sched random 
 # ZAP_MODEL_BOUNDED; cancel_skips and cancel_wakes_waiter run the pool: random
 # only, in ZAP_MODEL_RANDOM (as the pool models).
 # Seeded bugs, each found: a maker of the stop_source that does not look for
-# a cancel() made before its publication leaves a token unstopped (S1); a
-# queued child that does not look at the flag runs after the cancel (S3); a
+# a cancel() made before its publication leaves a token unstopped (CS1); a
+# queued child that does not look at the flag runs after the cancel (CS3); a
 # wait() that resets the group before the round is over leaves it canceled
 # (C5); a run() that counts a child before skipping it never lets the count
 # reach zero.
@@ -288,7 +288,7 @@ zap_seed(cancel_maker_no_recheck cancel-maker-no-recheck cancel_token assert --b
 zap_seed(cancel_no_skip cancel-no-skip cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_reset_first cancel-reset-first cancel_skips assert --sched random --iterations 100000)
 zap_seed(cancel_run_counts_skipped cancel-run-counts-skipped cancel_skips deadlock --sched random --iterations 100000)
-# The loops of a canceled group (C6-C7, S5): a parallel_for that ignores its
+# The loops of a canceled group (C6-C7, CS5): a parallel_for that ignores its
 # group runs its pieces after the cancel (cancel_loop's one-worker assertion).
 zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched random --iterations 100000)
 # ... and an upper half that a canceled loop drops without counting itself
@@ -297,7 +297,7 @@ zap_seed(cancel_loop_no_skip cancel-loop-no-skip cancel_loop assert --sched rand
 zap_seed(cancel_half_not_done cancel-half-not-done cancel_loop_two deadlock --sched random --iterations 100000)
 # Bites: each ordering of cancellation.hpp weakened one step, where a model
 # can show it (model/mutate reports them all). The maker's acquire half
-# survives every model: it is there for S4's holders of a token, and
+# survives every model: it is there for CS4's holders of a token, and
 # std::stop_source's own synchronization is invisible to Relacy
 # (model/mutation/analysis.json).
 zap_bite(cancel_acquire cancel_token cancellation.hpp "word_.fetch_or(canceled, std::memory_order_acq_rel)" release race --bound 2)
@@ -350,7 +350,7 @@ zap_bite(wait_for_done_release wait_for_outside wait_group.hpp "state_.compare_e
 zap_bite(help_wake_wait_for_helping wait_for_helping helper_word.hpp
          "word_.fetch_add(one_epoch, std::memory_order_release)" relaxed deadlock --sched random --iterations 100000)
 
-# ---- A8's spin (issue 21, pool_core.hpp): a worker out of work watches
+# ---- A8's spin (pool_core.hpp): a worker out of work watches
 # Sync holding the waking role before it sleeps (model_config: 2 rounds).
 # spin-keeps-role: when the rounds run out the worker drops the role without
 # giving it back (S2 broken): the state stays waking with no waker, every

@@ -26,7 +26,7 @@ foreach(name ${ZAP_WORK_CONSERVING_MODELS})
 endforeach()
 
 # ---- seeded bugs: each model fails on one --------------------------------
-# no-work-look: the rule before issue 19 (only the waker announced work
+# no-work-look: the rule before the work-conservation look (only the waker announced work
 # left, and only when its search moved extra tasks): a member waits in a
 # ring or queue behind members that block, while a worker sleeps or is
 # never spawned: deadlock. held-queue-unreported: the look stays, but a
@@ -37,14 +37,14 @@ foreach(name rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside)
   zap_model_test(NAME model.seed.no_work_look_${name} BINARY ${WC}_schemata SEED no-work-look
                  ARGS ${name} --sched random --iterations 100000 --expect deadlock LABEL model-teeth)
 endforeach()
-# (Its first deadlock: within 300,000 random executions before issue 20; at
+# (Its first deadlock: within 300,000 random executions before helpers had a word each; at
 # execution 385,658 since the ring writes each slot's region, one more atomic
 # step per slot that shifts the random schedules.)
 zap_model_test(NAME model.seed.held_queue_unreported BINARY ${WC}_schemata SEED held-queue-unreported
                ARGS rendezvous_2w_held --sched random --iterations 1000000 --expect deadlock LABEL model-teeth)
 # steal-refuses-lone: a thief that finds a ring holding one task gives up at
 # once instead of leaving it alone for a while and then claiming it (buffer.hpp
-# step 3a, D1): the member forked into the running driver's ring is never
+# step 3a, DL1): the member forked into the running driver's ring is never
 # stolen, the other worker sleeps, the driver waits for it: deadlock.
 zap_model_test(NAME model.seed.steal_refuses_lone BINARY ${WC}_schemata SEED steal-refuses-lone
                ARGS rendezvous_2w_lone --sched random --iterations 100000 --expect deadlock LABEL model-teeth)

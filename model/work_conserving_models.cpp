@@ -15,7 +15,7 @@
 //
 //   rendezvous_3w_task   a task schedules the three members, one
 //                        schedule() each, into its own ring, and returns:
-//                        the woken worker steals one of two (issue 19)
+//                        the woken worker steals one of two
 //   rendezvous_3w_batch  the same with one Batch
 //   rendezvous_3w_outside the main thread schedules the three members, one
 //                        schedule() each, into the global queue
@@ -27,7 +27,7 @@
 //                        own ring, then meets it: the other worker must steal
 //                        that lone task from a ring whose owner is running
 //                        and will never take it (buffer.hpp step 3a: the
-//                        thief's delay ends in a claim, D1)
+//                        thief's delay ends in a claim, DL1)
 #include "model_registry.hpp"
 
 namespace {

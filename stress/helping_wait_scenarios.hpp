@@ -8,7 +8,7 @@
 // watchdog reports), each waiter sees the value written before its group's
 // last done() (TSan checks the edge), and every task runs exactly once.
 //
-// Scenario `isolation` (src/zap/isolation.hpp): issue 20's deadlocking shape
+// Scenario `isolation` (src/zap/isolation.hpp): the deadlocking shape isolation cures
 // under isolate(). Tasks X, from outside, each create blockers T (which
 // block the worker, not helping, until X's wait has returned) and unrelated
 // tasks F, then inside isolate() a TaskGroup of children (some forking a

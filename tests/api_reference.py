@@ -12,6 +12,22 @@ static members, nested types), but not what the compiler declares itself
 (implicit members) or what is deleted. Macros are the ZAP_* macros still
 defined after the include (clang -dM -E).
 
+A class inherits names from its public base classes in zap::detail (the
+CXXRecordDecl's "bases" with access "public"; BasicThreadPool from
+detail::PoolCore, LinuxPlatform and PortablePlatform from
+detail::StdPrimitives): the base's public members count as the class's own,
+as C++ name lookup finds them - unless the class declares a member of the
+same name, which hides them, or a using-declaration names them (`using
+Core::schedule;` in a public section brings in the base's public or
+protected members of that name, whatever the base's access; in a private or
+protected section it keeps them from the public names). The base's
+constructors and destructor are not inherited; but a class that declares no
+destructor of its own, with a public base that declares a public one, counts
+its implicit destructor (`ThreadPool::~ThreadPool()` runs ~PoolCore: the
+reader needs its entry). A private base lends only what a public
+using-declaration names; a public base in namespace zap itself is documented
+under its own name.
+
 An entry of docs/api.md is a Markdown heading; each code span in it names one
 declaration, qualified by its class: `ThreadPool::schedule(Task& task)`,
 `Config::max_threads`, `zap::available_parallelism()`, `ZAP_VERSION`. A
@@ -62,6 +78,7 @@ class Names:
     def __init__(self):
         self.names = {}
         self.aliases = {}  # alias -> the class template it instantiates (ThreadPool -> BasicThreadPool)
+        self.detail = {}  # name -> CXXRecordDecl of each class (template) of zap::detail, per AST
 
     def add(self, key, arity=None, overload=None):
         """overload: what tells this declaration from the others of its name (seen twice: one)."""
@@ -110,12 +127,11 @@ class Names:
             return
         name = f"{scope}::{node['name']}" if scope else node["name"]
         self.add(name)
-        public = node.get("tagUsed") != "class"
-        for child in node.get("inner", []):
-            if child["kind"] == "AccessSpecDecl":
-                public = child.get("access") == "public"
-            elif public:
-                self.member(name, child)
+        members = visible_members(node, self.detail)
+        for child in members["public"]:
+            self.member(name, child)
+        if members["inherited destructor"]:
+            self.add(f"{name}::~{node['name']}", 0, "implicit destructor")
 
     def namespace(self, node):
         for child in node.get("inner", []):
@@ -124,11 +140,93 @@ class Names:
             self.member("", child)
 
 
+USING = ("UsingDecl", "UnresolvedUsingValueDecl", "UnresolvedUsingTypenameDecl")
+SPECIAL = ("CXXConstructorDecl", "CXXDestructorDecl")
+
+
+def base_name(name):
+    return re.sub(r"<.*", "", name or "").lstrip("~")
+
+
+def is_special(node, record_name):
+    """A constructor or destructor (or a template of one) of the record named record_name."""
+    nodes = [node] + [c for c in node.get("inner", []) if node["kind"] == "FunctionTemplateDecl"]
+    return any(n["kind"] in SPECIAL for n in nodes) or base_name(node.get("name")) == record_name
+
+
+def visible_members(node, detail):
+    """A record's members by access as C++ name lookup sees them from outside:
+    {"public": [...], "protected": [...], "inherited destructor": bool}. Its own
+    members, plus those of its public and protected bases in zap::detail (a
+    public base keeps their access, a protected one makes them protected)
+    that it neither hides nor redeclares with a using-declaration, plus what
+    its using-declarations bring in from any of its bases there, private
+    ones too, at the access of the section they are in. Private members are
+    left out: nobody outside sees them."""
+    access = "private" if node.get("tagUsed") == "class" else "public"
+    own = {"public": [], "protected": [], "private": []}
+    usings, declared, has_destructor = [], set(), False
+    for child in node.get("inner", []):
+        if child["kind"] == "AccessSpecDecl":
+            access = child.get("access", "public")
+        elif child["kind"] in USING:
+            usings.append((access, child["name"].split("::")[-1]))
+        elif child.get("name") and not child.get("isImplicit"):
+            own[access].append(child)
+            declared.add(child["name"])
+            has_destructor |= child["kind"] == "CXXDestructorDecl"
+    result = {"public": own["public"], "protected": own["protected"], "inherited destructor": False}
+    using_names = {name for _, name in usings}
+    for base in node.get("bases", []):
+        qual = base.get("type", {}).get("qualType", "")
+        m = re.match(r"(?:::)?(?:zap::)?detail::(\w+)", qual)
+        if not m or m.group(1) not in detail:
+            continue  # a base outside zap::detail is documented under its own name
+        record = detail[m.group(1)]
+        inherited = visible_members(record, detail)
+        by_name = {}
+        for level in ("public", "protected"):
+            for child in inherited[level]:
+                if not is_special(child, record["name"]):
+                    by_name.setdefault(child["name"], []).append((level, child))
+        for name, children in by_name.items():
+            if name in declared or name in using_names or base.get("access") == "private":
+                continue  # hidden by the class's own member, placed by a using-declaration, or private
+            for level, child in children:
+                result["public" if level == "public" and base["access"] == "public" else "protected"].append(child)
+        for level, name in usings:
+            if level in result:
+                result[level].extend(child for _, child in by_name.get(name, []))
+        if (not has_destructor and base.get("access") == "public"
+                and (any(c["kind"] == "CXXDestructorDecl" for c in inherited["public"]) or inherited["inherited destructor"])):
+            result["inherited destructor"] = True
+    return result
+
+
+def detail_records(objects):
+    """Name -> definition of each class and class template of zap::detail (namespaces reopen: all of them)."""
+    records = {}
+    for obj in objects:
+        if obj["kind"] != "NamespaceDecl" or obj.get("name") != "zap":
+            continue
+        for inner in obj.get("inner", []):
+            if inner["kind"] != "NamespaceDecl" or inner.get("name") != "detail":
+                continue
+            for node in inner.get("inner", []):
+                if node["kind"] == "ClassTemplateDecl":
+                    node = next((c for c in node.get("inner", []) if c["kind"] == "CXXRecordDecl"), {})
+                if node.get("kind") == "CXXRecordDecl" and node.get("completeDefinition") and node.get("name"):
+                    records[node["name"]] = node
+    return records
+
+
 def public_names(root):
     names = Names()
     for variant in VARIANTS:
         dump = clang(root, ["-fsyntax-only", "-Xclang", "-ast-dump=json", "-Xclang", "-ast-dump-filter=zap"] + variant)
-        for obj in ast_objects(dump):
+        objects = ast_objects(dump)
+        names.detail = detail_records(objects)
+        for obj in objects:
             if obj["kind"] == "NamespaceDecl" and obj.get("name") == "zap":
                 names.namespace(obj)
         for line in clang(root, ["-dM", "-E"] + variant).splitlines():
@@ -155,8 +253,8 @@ def arity_of(params):
 
 # A code span naming a declaration: `zap::` at most once, then Scope::name
 # (template arguments allowed on each part), then the parameters, if any,
-# then qualifiers (const, noexcept, &&).
-SPAN = re.compile(r"\s*(?:zap::)?((?:~?\w+(?:<[^()`]*?>)?::)*(?:operator\W+?|~?\w+)(?:<[^()`]*?>)?)"
+# then qualifiers (const, noexcept, &&). An operator is a symbol or co_await.
+SPAN = re.compile(r"\s*(?:zap::)?((?:~?\w+(?:<[^()`]*?>)?::)*(?:operator(?: co_await|\W+?)|~?\w+)(?:<[^()`]*?>)?)"
                   r"\s*(?:\((.*)\))?[\w\s&]*$")
 
 

@@ -8,7 +8,7 @@
 // the AddressSanitizer build checks the rest); the callable of a call that
 // returned runs exactly once; a value a send could not queue stays with the
 // caller. The pool works afterwards, and a failed slab allocation uses up no
-// part of the thread's block budget (closure_alloc.hpp C2').
+// part of the thread's block budget (closure_alloc.hpp CA2').
 #include "failing_allocation.hpp"
 
 #include <zap/zap.hpp>

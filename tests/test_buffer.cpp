@@ -220,7 +220,7 @@ TEST(Buffer, OwnerAndThievesTakeEveryTaskOnce) {
 // The fork/join pattern of nested parallel_invoke against two thieves: the
 // owner pushes three tasks one by one (outer, middle, inner), then takes them
 // back newest first: take-backs in a row, while a thief may hold a view of
-// the ring from before the first (the case B4 is about). Whatever a
+// the ring from before the first (the case RB4 is about). Whatever a
 // take-back refuses was stolen; every task must be run exactly once.
 TEST(Buffer, TakeBackAgainstThievesRunsEveryTaskOnce) {
     using F = Fixture<SmallRing>;

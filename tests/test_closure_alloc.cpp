@@ -35,7 +35,7 @@ constexpr std::size_t small = 48;  // a typical heap task
 constexpr std::size_t align = alignof(std::max_align_t);
 
 // Runs `body` on a thread of its own and waits until that thread has exited
-// (its thread_local Holder has run C5).
+// (its thread_local Holder has run CA5).
 template <class Body>
 void on_own_thread(Body&& body) {
     std::thread(std::forward<Body>(body)).join();
@@ -54,8 +54,8 @@ TEST(ClosureMemory, TheOwnerReusesABlockItFreed) {
 TEST(ClosureMemory, ABlockFreedByAnotherThreadGoesBackToItsOwner) {
     on_own_thread([] {
         void* a = Memory::allocate(small, align);
-        on_own_thread([a] { Memory::deallocate(a, small, align); });  // C4: onto the owner's returned stack
-        EXPECT_EQ(Memory::allocate(small, align), a);                 // C2: taken back with the exchange
+        on_own_thread([a] { Memory::deallocate(a, small, align); });  // CA4: onto the owner's returned stack
+        EXPECT_EQ(Memory::allocate(small, align), a);                 // CA2: taken back with the exchange
         Memory::deallocate(a, small, align);
     });
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
@@ -71,11 +71,11 @@ TEST(ClosureMemory, BlocksStillOutWhenTheOwnerExitsAreFreedByTheLastFree) {
     EXPECT_GT(TrackedPlatform::live_bytes.load(), 0);  // the slabs wait for the blocks still out
     for (std::size_t i = 0; i + 1 < out.size(); ++i) Memory::deallocate(out[i], small, align);
     EXPECT_GT(TrackedPlatform::live_bytes.load(), 0);
-    Memory::deallocate(out.back(), small, align);  // the last one frees the slabs (C6)
+    Memory::deallocate(out.back(), small, align);  // the last one frees the slabs (CA6)
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
 
-// A thread_local destroyed after the thread's C5 (constructed before its
+// A thread_local destroyed after the thread's CA5 (constructed before its
 // first allocation, so destroyed after) may still spawn and free a task.
 TEST(ClosureMemory, AnAllocationAfterTheThreadsExitBeganIsABlockOfItsOwn) {
     struct LateUser {

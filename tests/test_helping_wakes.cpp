@@ -86,7 +86,7 @@ struct Waiters {
 };
 
 // 8 workers, 8 groups, each waited for by a task; each group's last done()
-// comes from this thread, one at a time. Before issue 20 every sleeping
+// comes from this thread, one at a time. Before helpers had a word each, every sleeping
 // helper slept on one pool-wide word, and each done() woke all of them.
 TEST(HelpingWakes, ALastDoneWakesItsOwnWaiterOnly) {
     constexpr std::uint32_t n = 8;
@@ -122,7 +122,7 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
     while (w.returned.load() < static_cast<int>(n)) std::this_thread::yield();
 }
 
-// A waiter prefers its own group's tasks (issue 20): X waits for its child
+// A waiter prefers its own group's tasks: X waits for its child
 // C, which another worker runs; a long unrelated task L is scheduled from
 // outside while the third worker is asleep, idle. X's wait must not take L
 // (it would return only after it): the idle worker does. Asserted on the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A ring's lone task (buffer.hpp step 3a, D1-D2): a thief leaves it to its
+// A ring's lone task (buffer.hpp step 3a, DL1-DL2): a thief leaves it to its
 // owner for Platform::steal_delay_rounds spin hints, then claims it if it
-// is still there (the delay ends: D1), or reports the ring empty if its
-// owner took it meanwhile (D2).
+// is still there (the delay ends: DL1), or reports the ring empty if its
+// owner took it meanwhile (DL2).
 //
 // On the ring alone the spin hints are counted and the owner's moves are
 // made from inside them, so every outcome is decided, none timed. In a
@@ -71,7 +71,7 @@ Task* taken_by_the_owner = nullptr;
 TEST_F(Ring, LoneTaskLeftAloneThenClaimed) {
     List list = one(first);
     ASSERT_TRUE(owner.push(list));
-    ASSERT_TRUE(thief.steal(owner, stole)) << "the thief refused a lone task its owner never took (D1)";
+    ASSERT_TRUE(thief.steal(owner, stole)) << "the thief refused a lone task its owner never took (DL1)";
     EXPECT_EQ(stole.task, &first);
     EXPECT_FALSE(stole.more);
     EXPECT_EQ(Counted::hints.load(), static_cast<long>(Counted::steal_delay_rounds))
@@ -89,7 +89,7 @@ TEST_F(Ring, LoneTaskTakenBackByItsOwnerDuringTheDelay) {
     };
     EXPECT_FALSE(thief.steal(owner, stole)) << "the thief reported a task its owner had taken back";
     EXPECT_EQ(taken_by_the_owner, &first);
-    EXPECT_EQ(Counted::hints.load(), 1) << "the delay went on after the task was gone (D2)";
+    EXPECT_EQ(Counted::hints.load(), 1) << "the delay went on after the task was gone (DL2)";
 }
 
 TEST_F(Ring, TwoTasksAreNotLeftAlone) {
@@ -161,7 +161,7 @@ TEST(LoneSteal, AnIdleWorkerStealsTheLoneChildOfABlockedTask) {
         while (!fork->done.load()) std::this_thread::sleep_for(100us);
         if (fork->gave_up) {
             static_cast<void>(fork.release());  // its child is still queued: the pool's drain runs it at destruction
-            FAIL() << "round " << round << ": the lone child was never stolen while its owner waited for it (D1)";
+            FAIL() << "round " << round << ": the lone child was never stolen while its owner waited for it (DL1)";
         }
         EXPECT_NE(fork->child_ran_on, fork->ran_on);
     }

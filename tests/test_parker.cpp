@@ -64,7 +64,7 @@ TEST(Parker, HugeTimeoutDoesNotOverflow) {
 
 TEST(Parker, UnparkWakesAParkedOwnerAndPublishesWrites) {
     zap::Parker parker;
-    int data = 0;  // plain: park()'s acquire must order it (P2)
+    int data = 0;  // plain: park()'s acquire must order it (PK2)
     std::thread waker([&] {
         std::this_thread::sleep_for(5ms);
         data = 42;

@@ -128,7 +128,7 @@ TEST(SpawnFailureRetry, AllFailingRunsOnTheJoiningThread) {
 }
 
 // With no worker, join()'s drain runs every task on the joining thread, and a
-// task that waits helps there. Before issue 19 such a wait took any leftover
+// task that waits helps there. Before the work-conservation look such a wait took any leftover
 // task, oldest first, which waited and helped in turn: one stack level per
 // queued task (40,000 queued waiting tasks overflowed the stack, 92,484
 // frames). The drain now works as worker 0: a task's children go into that

@@ -238,7 +238,7 @@ TEST_P(Pool, ShutdownOnOneThreadJoinAndDestroyOnAnother) {
     }
 }
 
-// Several threads join at once (issue 9): every one returns, and each sees
+// Several threads join at once: every one returns, and each sees
 // every task run (join() returning means the pool is joined).
 TEST_P(Pool, ConcurrentJoinsAllReturn) {
     for (int cycle = 0; cycle < 100; ++cycle) {

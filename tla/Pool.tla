@@ -65,31 +65,31 @@ CONSTANTS
                   \*   "dup"     the post-shutdown sweep runs a task without
                   \*             taking it off its queue (a pop that does not
                   \*             remove, so the task can run twice)
-                  \*   "before9" the port before issue 9: shutdown() and
+                  \*   "before9" the port before closers and the join claim: shutdown() and
                   \*             spawn_failed() make their event calls
                   \*             without holding a closer, join() does not
                   \*             wait for closers and claims nothing (its
                   \*             check of joined_ is a plain read)
-                  \*   "failopen" the fix of issue 9 except that a failed
+                  \*   "failopen" the closers-and-claim fix except that a failed
                   \*             spawn (spawn_failed(), warm()'s undo)
                   \*             takes no closer
-                  \*   "warmreload" the fix of issue 9 except that warm()
+                  \*   "warmreload" the closers-and-claim fix except that warm()
                   \*             reloads Sync after a successful spawn (as
                   \*             before9 does)
-                  \*   "warmrerun" the fix of issue 9 except that a failed
+                  \*   "warmrerun" the closers-and-claim fix except that a failed
                   \*             spawn of warm() is undone by spawn_failed()
                   \*             (signaled undone, notify_slow re-run when a
                   \*             worker is left; as before9 does)
                   \*   "closerleak" shutdown() never gives its closer back
                   \*             (join() must then hang, not pass: the
                   \*             spin is not made to progress by fairness)
-                  \*   "handover" the rule before issue 11: a waking worker
+                  \*   "handover" the rule before the waker's give-back: a waking worker
                   \*             always hands its role on after its first
                   \*             task (A4), even when it moved no extra
                   \*             task and no push came during its search;
                   \*             not broken, only wasteful: it starts a
                   \*             worker for nothing (SpawnsWithinTasks)
-                  \*   "before19" the rule before issue 19: only a waking
+                  \*   "before19" the rule before the work-conservation look: only a waking
                   \*             worker, or one whose search moved extra
                   \*             tasks, calls notify before running what it
                   \*             found; a worker that consumed a
@@ -107,7 +107,7 @@ CONSTANTS
                   \*             a delay: model/seed/steal-refuses-lone.patch)
     WakeAllOnShutdown, \* Event.shutdown() calls futex_wake(all) whatever the
                       \* old word was (see EvSwap); FALSE: only if it was WAITING
-    Spin,             \* issue 21: a worker out of work first spins holding the
+    Spin,             \* the spin: a worker out of work first spins holding the
                       \* waking role (A5's spin); FALSE: it sleeps at once
     StealDelay        \* the lone-task delay (buffer.hpp step 3a): the search
                       \* looks at the rings one by one, and a thief that finds
@@ -137,9 +137,9 @@ MaxThreads == Cardinality(Workers)
 \* Every task that can ever be scheduled: the client's and the children.
 AllTasks == NTasks + Fanout
 
-\* The fix of issue 9 (closers in Sync, join() claimed, warm() touching
+\* The closers-and-claim fix (closers in Sync, join() claimed, warm() touching
 \* the pool only while it holds a reservation or a closer): in the port,
-\* not in the seed nor in the port before issue 9.
+\* not in the seed nor in the port before closers and the join claim.
 Closers == ~Seed /\ Mutation # "before9"
 \* A failed spawn's undo that takes spawned to 0 after shutdown takes one.
 FailCloser == Closers /\ Mutation # "failopen"
@@ -181,7 +181,7 @@ VARIABLES
     isIdle,     \* isIdle[w]: wait()'s local is_idle (w counted itself in idle)
     spun,       \* spun[w]: wait()'s local spun (this wait() has spun already)
     owes,       \* owes[w]: w consumed a notification and has not yet found
-                \* a task or an empty pool since (issue 19: it must not
+                \* a task or an empty pool since (work conservation: it must not
                 \* leave work behind unannounced)
     kids,       \* kids[w]: children the task w runs has still to schedule
     forked,     \* the first task to run has taken the Fanout children on
@@ -412,7 +412,7 @@ NFast(t) ==
     /\ UNCHANGED <<sync, waking, kf, fails>>
 
 \* Slow path: one successful CAS (or a return decided on a fresh load).
-\* Give-back (issue 11): a waker whose search moved no extra task
+\* Give-back: a waker whose search moved no extra task
 \* (more_work = found.pushed false) and that finds `notified` still clear
 \* (no schedule() reached its slow path since its wait() cleared it) sets
 \* the state back to pending, leaves `notified` clear and wakes nobody.
@@ -591,7 +591,7 @@ WWait(w) ==
               /\ spun' = [spun EXCEPT ![w] = FALSE]
               /\ owes' = [owes EXCEPT ![w] = TRUE]
               /\ Goto(w, "w_pop") /\ UNCHANGED wf
-         [] Spin /\ ~spun[w] /\ ~isIdle[w] ->    \* A5's spin (issue 21)
+         [] Spin /\ ~spun[w] /\ ~isIdle[w] ->    \* A5's spin
               \* Take the waking role if nobody holds it (or keep ours), and
               \* keep it until the next step of this loop: a notify in
               \* between finds the state waking and only sets `notified`,
@@ -623,11 +623,11 @@ WWait(w) ==
 \* so that look is exact too.  Then, before running the task:
 \*   - the waker calls notify(is_waking, more) with more = pushed \/ left:
 \*     it hands its role on while work is left, and gives it back only
-\*     when none is (issue 11's give-back, issue 19's condition);
+\*     when none is (the give-back, with the work-conservation condition);
 \*   - a worker whose search moved extra tasks calls notify();
 \*   - so does a worker that consumed a notification (owes) and leaves
-\*     work behind (issue 19): the notification may have covered it.
-\* "before19": the rule before issue 19 (more = pushed, no owes).
+\*     work behind (work conservation): the notification may have covered it.
+\* "before19": the rule before the work-conservation look (more = pushed, no owes).
 \* The first task to run takes the Fanout children on (WRun pushes them).
 \* With StealDelay the search is WSearch below instead (WPop, after it).
 Found(w, pushed) ==
@@ -662,8 +662,8 @@ NotFound(w) ==
 (* up (one to run, the rest into our ring).  A ring of one, the lone task: *)
 (* leave it alone (w_delay) and note the ring's head (taken); in the next  *)
 (* step of this thread - any number of other threads' steps later, which  *)
-(* is the delay - claim it if the head has not moved (D1), else pass the   *)
-(* ring (D2) and go on with the others.  The overflow queues of workers    *)
+(* is the delay - claim it if the head has not moved (DL1), else pass the   *)
+(* ring (DL2) and go on with the others.  The overflow queues of workers    *)
 (* (a ring never overflows in these configurations) are not modelled.      *)
 (***************************************************************************)
 WSearch(w) ==
@@ -712,8 +712,8 @@ WSteal(w) ==
     /\ UNCHANGED <<sync, waking, isIdle, spun, ran, scheduled, born, stack, wf, kf>>
 
 \* The delay's end: the head has not moved, so the task seen alone is still
-\* there (perhaps with others pushed since): claim as a steal does (D1).
-\* It has moved: that task is gone; pass the ring (D2).
+\* there (perhaps with others pushed since): claim as a steal does (DL1).
+\* It has moved: that task is gone; pass the ring (DL2).
 WDelay(w) ==
     LET v == watch[w].v IN
     /\ pc[w] = "w_delay"
@@ -840,7 +840,7 @@ AfterShutdown == IF Apart THEN "done" ELSE JoinEntry
 \* shutdown(): one CAS, then shut the idle event down if anyone was idle;
 \* fixed protocol: with no worker at all, notify the join event (a join()
 \* already waiting in another thread would otherwise never wake).  Since
-\* issue 9 the CAS also takes a closer (the `idle` field, which no worker
+\* the closers-and-claim fix the CAS also takes a closer (the `idle` field, which no worker
 \* uses after shutdown) when it has an event call to make, and gives it
 \* back (MClose) after that call: join() waits until no closer is left, so
 \* the pool is not freed under the call (before9: no closer).
@@ -1042,7 +1042,7 @@ OneWaking ==
 
 SpawnBound == sync.spawned <= MaxThreads
 
-\* Issue 11: no more workers started than tasks scheduled (configurations
+\* Since the give-back: no more workers started than tasks scheduled (configurations
 \* without warm()).  The old hand-over rule (Mutation "handover") breaks
 \* it: the waker of the only task starts a second worker, which finds
 \* nothing.  A performance property, not a correctness one.
@@ -1108,7 +1108,7 @@ SleeperWoken ==
                   /\ (\A w \in Workers : ~Awake(w)))
       ~> (queued = 0 \/ \E w \in Workers : Awake(w))
 
-\* Issue 19: work conservation, as the contract states it.  Settled: nobody
+\* Work conservation, as the contract states it.  Settled: nobody
 \* is on the way to look at the queues - no thread is inside notify (or a
 \* wake or spawn it makes), and every worker is running a task (not inside
 \* its schedule()), blocked asleep on the idle event, or not spawned.  In

@@ -67,12 +67,12 @@ configs=(
   "MCWakeOne              pass                        no"
   "MCWakeupRetry          invariant:NoPushDuringSearch no"
   "MCMutHandOver          invariant:SpawnsWithinTasks no"
-  # Issue 19: work conservation (WorkConserving), the fixed rule and the one before it
+  # Work conservation (WorkConserving), the fixed rule and the one before it
   "MCWorkConserving       pass                        no"
   "MCWorkConservingOutside pass                       no"
   "MCMutBefore19          invariant:WorkConserving    no"
   "MCMutBefore19Outside   invariant:WorkConserving    no"
-  # Issue 21: A5's spin (Spin = TRUE), and the role kept after it ran out
+  # A5's spin (Spin = TRUE), and the role kept after it ran out
   "MCSpin                 pass                        no"
   "MCSpinSmall            pass                        no"
   "MCMutSpinKeep          invariant:WorkConserving    no"
@@ -89,7 +89,7 @@ configs=(
   "HelpMutNoK2            deadlock                    no   Help"
   "HelpMutNoRecheck       deadlock                    no   Help"
   "HelpMutOwesEarly       deadlock                    no   Help"
-  # Issue 20's isolated sleeper (isolation.hpp I3-I4) in tla/Help.tla
+  # The isolated sleeper (isolation.hpp I3-I4) in tla/Help.tla
   "HelpIsoOne             pass                        no   Help"
   "HelpIso                pass                        no   Help"
   "HelpIsoChild           pass                        no   Help"

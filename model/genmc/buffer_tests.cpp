@@ -94,7 +94,7 @@ void overflow_migrate() {
 }
 
 // Steal-half with a ring of 4: the owner pushes three tasks, two thieves
-// steal (each takes half, rounded up, one CAS per task: B4), the second may
+// steal (each takes half, rounded up, one CAS per task: RB4), the second may
 // steal from the first. Each task once; the first thief's copies into its
 // own ring are published by its release store of tail.
 void steal_half() {

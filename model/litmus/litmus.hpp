@@ -24,7 +24,7 @@
 //
 // Which pattern is which part of the pool (docs/exercises.md walks
 // through them):
-//   StoreBuffering  notify() against wait() (thread_pool.hpp A2/A5): each
+//   StoreBuffering  notify() against wait() (pool_core.hpp A2/A5): each
 //                   side writes one location, then reads the other.
 //   NotifyWait      the same with the pool's operations: the producer's
 //                   push and load of `notified`, the worker's CAS that
@@ -37,7 +37,7 @@
 //                   release, and join() acquires a later value of Sync
 //                   written by a worker's read-modify-write (unregister's
 //                   fetch_sub); a plain store in between would cut the
-//                   sequence (thread_pool.hpp B1, B3, B5).
+//                   sequence (pool_core.hpp B1, B3, B5).
 #pragma once
 
 #include <atomic>
@@ -81,7 +81,7 @@ struct StoreBuffering {
     bool ok() const { return !(r0 == 0 && r1 == 0); }
 };
 
-// The pool's store buffering (thread_pool.hpp A2 against A5). `notified`
+// The pool's store buffering (pool_core.hpp A2 against A5). `notified`
 // starts set (an earlier schedule() set it and no worker has consumed it);
 // the queue starts empty.
 //   producer: schedule() + notify()     worker: wait(), then its search
@@ -145,7 +145,7 @@ struct MessagePassing {
     bool ok() const { return seen == -1 || seen == 42; }
 };
 
-// The release sequence that shutdown()'s CAS heads (thread_pool.hpp B1,
+// The release sequence that shutdown()'s CAS heads (pool_core.hpp B1,
 // B3, B5). Sync starts with one worker spawned (1); `shut` is the state bit.
 //   shutdown()                      the last worker (unregister)        join()
 //   data = 1        (plain)         Step == rmw:                         if (sync.load(acquire) == shut)

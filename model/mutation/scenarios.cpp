@@ -149,7 +149,7 @@ struct WarmThenSchedule : Model<WarmThenSchedule, 1, 1> {
     }
 };
 
-// The issue 9 scenarios below share this frame: a pool of one worker,
+// The shutdown-and-join scenarios below share this frame: a pool of one worker,
 // created before the threads start and deleted after they end, thread 0
 // joins it. handed_on() schedules A and A2 as one batch and returns once A
 // runs: the worker took both (its search moved A2 into its ring,
@@ -193,7 +193,7 @@ struct OneWorkerJoin : Model<Derived, Static, 1> {
     void after() { delete pool; }
 };
 
-// shutdown_publishes_pushes (issue 9): the interleaving an outside review
+// shutdown_publishes_pushes: the interleaving an outside review
 // proposed as a counterexample for shutdown()'s CAS weakened to acquire, and
 // why it is not one. C waits for the hand-over (handed_on), schedules B on
 // the fast path and shuts down. The worker may read the shutdown state, miss
@@ -219,7 +219,7 @@ struct ShutdownPublishesPushes : OneWorkerJoin<ShutdownPublishesPushes, 2> {
     }
 };
 
-// shutdown_happens_before_join (issue 9): B1's promise that everything the
+// shutdown_happens_before_join: B1's promise that everything the
 // thread calling shutdown() did before it happens before join() returns, on
 // any thread. C schedules B (spawning the one worker), writes a plain
 // variable, shuts down; J joins and reads it. While the worker is running or
@@ -244,7 +244,7 @@ struct ShutdownHappensBeforeJoin : OneWorkerJoin<ShutdownHappensBeforeJoin, 2> {
     }
 };
 
-// shutdown_publishes_others_pushes (issue 9): P2 through a third thread. S
+// shutdown_publishes_others_pushes: P2 through a third thread. S
 // waits for the hand-over (handed_on), schedules B on the fast path, and
 // tells C (release). C shuts down; J joins. B's push happens before C's
 // shutdown() only through S's flag: S writes nothing to Sync after its fence,

@@ -24,7 +24,7 @@ RMW = ("exchange", "compare_exchange_weak", "compare_exchange_strong",
        "fetch_add", "fetch_sub", "fetch_or", "fetch_and")
 OPS = ("load", "store", "fence") + RMW
 
-# One step weaker, per operation kind (issue 4): seq_cst drops to the
+# One step weaker, per operation kind: seq_cst drops to the
 # strongest order the operation allows without it; acq_rel splits into its
 # halves; acquire and release drop to relaxed (for a fence: no fence).
 STEP = {

@@ -2,11 +2,11 @@
 // zap/batch.hpp - an unordered group of tasks, scheduled with one notify.
 //
 // Invariants, referenced where they are maintained:
-//   I1 (terminated): when the batch is not empty, tail's link is null, so a
+//   BT1 (terminated): when the batch is not empty, tail's link is null, so a
 //      consumer can walk head -> ... -> tail by following links until null.
 //      push() clears the link of every task it adds; a task that ran before
 //      and is scheduled again may carry a stale link from its previous list.
-//   I2 (counted): size() is the number of tasks reachable from head.
+//   BT2 (counted): size() is the number of tasks reachable from head.
 #pragma once
 
 #include <zap/assert.hpp>
@@ -39,14 +39,14 @@ public:
     BasicBatch& operator=(const BasicBatch&) = delete;
 
     void push(Task& task) noexcept {
-        detail::Link::set_next(task, static_cast<Task*>(nullptr));  // I1: the new tail ends the chain
+        detail::Link::set_next(task, static_cast<Task*>(nullptr));  // BT1: the new tail ends the chain
         append(&task, &task, 1);
     }
 
     // Takes every task of `other`, leaving it empty.
     void push(BasicBatch&& other) noexcept {
         if (other.empty()) return;
-        append(other.head_, other.tail_, other.size_);  // I1 holds for other, so for the join
+        append(other.head_, other.tail_, other.size_);  // BT1 holds for other, so for the join
         other = BasicBatch{};
     }
 
@@ -55,7 +55,7 @@ public:
         if (task == nullptr) return nullptr;
         head_ = detail::Link::next(*task);
         if (head_ == nullptr) tail_ = nullptr;
-        --size_;  // I2
+        --size_;  // BT2
         return task;
     }
 
@@ -79,7 +79,7 @@ private:
             detail::Link::set_next(*tail_, head);
         }
         tail_ = tail;
-        size_ += count;  // I2
+        size_ += count;  // BT2
     }
 
     Task* head_ = nullptr;

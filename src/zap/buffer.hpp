@@ -30,15 +30,15 @@
 //         that takes it turns that into a hand-off between threads. So the
 //         thief leaves it alone for Platform::steal_delay_rounds spin hints,
 //         watching head (relaxed). If head moves, that task is gone, run by
-//         its owner or claimed by another thief: report empty (D2). If it
+//         its owner or claimed by another thief: report empty (DL2). If it
 //         does not, go on to b, which claims it: the delay ends, it never
-//         becomes a refusal (D1).
+//         becomes a refusal (DL1).
 //      b. load victim head, then tail (both
 //      seq_cst, for step 5; the tail load is also the acquire that makes the
 //      slots below it visible). tail == head - 1 means the owner is inside a
-//      take-back of the last task (B3): report empty. Otherwise read the slot
+//      take-back of the last task (RB3): report empty. Otherwise read the slot
 //      at head, CAS head forward by one (seq_cst, for step 5; its release
-//      half is B5) and keep the task in the thief's own ring; repeat
+//      half is RB5) and keep the task in the thief's own ring; repeat
 //      (reloading both) until it holds half, rounded up, of the first size
 //      it saw, or the victim looks empty. Reading before the CAS matters:
 //      once head moves, the victim may overwrite the slot.
@@ -66,7 +66,7 @@
 //        g. h == t: a thief took it already; restore tail = t: false.
 //      Why no thief wins slot t - 1 in 5e, and why c, d, the thief's loads
 //      and its CAS in step 3 are seq_cst: a thief claims only the slot at
-//      the head it loaded (B4), so to take slot t - 1 it must load head ==
+//      the head it loaded (RB4), so to take slot t - 1 it must load head ==
 //      t - 1 (written by an earlier steal's CAS) and a tail above t - 1: the
 //      old tail, not our store. We loaded h < t - 1, a value older than that
 //      CAS. Among seq_cst operations, the single total order S follows
@@ -85,7 +85,7 @@
 //      tail than our store reads a slot pushed after it: a new task.)
 //   6. pop_back (owner): the newest task, whichever it is. Load head
 //      (relaxed): equal to tail, the ring is empty (head only grows, and
-//      never passes the owner's tail outside step 5's window, B3), so return
+//      never passes the owner's tail outside step 5's window, RB3), so return
 //      nothing. Otherwise read slot(tail - 1), the owner's latest push into
 //      the ring, and take it back (step 5: 5a holds by construction), so
 //      the argument of step 5 is the whole argument. Used by a helping wait
@@ -106,8 +106,8 @@
 //      an older round of the slot), or the ring is empty.
 //
 // Invariants:
-//   B1 (bounded, no ABA): 0 <= tail - head <= capacity as seen by the owner,
-//      except inside take_back (B3). A thief can load a head older than the
+//   RB1 (bounded, no ABA): 0 <= tail - head <= capacity as seen by the owner,
+//      except inside take_back (RB3). A thief can load a head older than the
 //      tail it loads; a difference above capacity means "reload". The
 //      indices are 64 bits wide so that head never returns to a value a
 //      stalled thief loaded: with 32 bits, a thief stalled between its load
@@ -118,34 +118,34 @@
 //      lock-free 64-bit atomics: every 64-bit target has them, and so do
 //      32-bit x86 and ARMv7 (cmpxchg8b, ldrexd); a target without them
 //      does not compile (the Platform's static_assert, std_platform.hpp).
-//   B2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
+//   RB2 (ownership): slots in [head, tail) hold tasks owned by the ring; a task
 //      leaves the ring through a successful CAS of head, or through step 5e
 //      (the owner lowers tail over it while another task stays below).
-//   B3 (take-back window): tail == head - 1 only between step 5c and the
+//   RB3 (take-back window): tail == head - 1 only between step 5c and the
 //      restoring store of 5f/5g, when the ring is empty; nobody else lowers
 //      tail.
-//   B4 (one claim, one task): every CAS of head by a thief claims the one
+//   RB4 (one claim, one task): every CAS of head by a thief claims the one
 //      slot at the head it loaded. A CAS that claimed several (the seed's
 //      steal of half in one CAS) would break 5e: a thief whose head and tail
 //      were loaded before two take-backs could claim a slot the second one
 //      takes without a CAS (model/seed/steal-half-one-cas.patch).
-//   B5 (slot reuse): the owner overwrites a slot only after an acquire of a
+//   RB5 (slot reuse): the owner overwrites a slot only after an acquire of a
 //      head value at or past the thieves' CASes that read it (push, and
 //      empty_tail() before consume/steal refill the ring): the release half
 //      of each thief's CAS makes its slot reads happen before the overwrite.
-//   D1 (the delay ends): a thief that leaves a lone task alone (3a) watches
+//   DL1 (the delay ends): a thief that leaves a lone task alone (3a) watches
 //      it for a bounded number of rounds, then either sees it gone or claims
 //      at the head as step 3b does. No task that a steal's look saw is left
 //      in the ring by that steal's report of empty: a thief that refused the
 //      lone task instead would leave a worker asleep beside it while its
 //      owner runs something that may wait for it (model/seed/
-//      steal-refuses-lone.patch; thread_pool.hpp P6).
-//   D2 (what 3a gives up on is covered): when head moved during the delay,
+//      steal-refuses-lone.patch; pool_core.hpp P6).
+//   DL2 (what 3a gives up on is covered): when head moved during the delay,
 //      the ring held one task at the look, and that one is gone. What it
 //      holds now was pushed after the look's load of tail - or the look
 //      read an older tail, as any steal's load may - so it is work the
 //      steal would have missed had it run a moment earlier, and the push's
-//      own notify() answers for it (thread_pool.hpp A2-A4), as for any task
+//      own notify() answers for it (pool_core.hpp A2-A4), as for any task
 //      pushed behind a search.
 #pragma once
 
@@ -162,7 +162,7 @@ template <class Platform>
 class Buffer {
 public:
     using Task = BasicTask<Platform>;
-    using Index = std::uint64_t;  // B1
+    using Index = std::uint64_t;  // RB1
     static constexpr Index capacity = Platform::ring_capacity;
     static_assert(capacity >= 2 && (capacity & (capacity - 1)) == 0, "ring capacity is a power of two, at least 2");
 
@@ -181,7 +181,7 @@ public:
 
     // Step 1. True when the whole list went into the ring; false when it
     // overflowed: `list` then holds the migrated half followed by the rest,
-    // null-terminated (I1 of batch.hpp), for the caller's overflow queue.
+    // null-terminated (BT1 of batch.hpp), for the caller's overflow queue.
     bool push(List<Task>& list) noexcept {
         // Synchronizes with the release half of a thief's CAS in steal(): the
         // thief's reads of the slots it took happen before we overwrite them.
@@ -189,7 +189,7 @@ public:
         Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         for (;;) {
             Index size = tail - head;
-            ZAP_ASSERT(size <= capacity, "internal: ring over capacity (B1)");
+            ZAP_ASSERT(size <= capacity, "internal: ring over capacity (RB1)");
             if (size < capacity) {
                 Task* rest = list.head;
                 for (; size < capacity && rest != nullptr; ++size, ++tail) {
@@ -221,11 +221,11 @@ public:
         Index head = head_.load(std::memory_order_relaxed);  // a guess for the CAS
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         for (;;) {
-            ZAP_ASSERT(tail - head <= capacity, "internal: ring over capacity (B1)");
+            ZAP_ASSERT(tail - head <= capacity, "internal: ring over capacity (RB1)");
             if (tail == head) return nullptr;
-            // Races thieves for the slot at head (B2). The acquire is stronger
+            // Races thieves for the slot at head (RB2). The acquire is stronger
             // than needed (docs/orderings.md): the slot is our own write, and
-            // B5's acquires come before any overwrite.
+            // RB5's acquires come before any overwrite.
             if (head_.compare_exchange_weak(head, head + 1, std::memory_order_acquire, std::memory_order_relaxed))
                 return slot(head).load(std::memory_order_relaxed);  // only the owner writes slots
         }
@@ -257,12 +257,12 @@ public:
     // its lone task was taken while we left it alone (3a).
     bool steal(Buffer& victim, Stole& out) noexcept {
         const Index tail = empty_tail();
-        if (victim.lone_task_taken()) return false;  // 3a (D2)
+        if (victim.lone_task_taken()) return false;  // 3a (DL2)
         Index want = 0;  // half of the first non-empty size seen, rounded up
         Index got = 0;
         while (got == 0 || got < want) {
             const Claim claim = claim_head(victim);
-            if (claim.size == 0) break;  // empty, or B3: the owner takes back its last task
+            if (claim.size == 0) break;  // empty, or RB3: the owner takes back its last task
             if (want == 0 && claim.size <= capacity) want = claim.size - claim.size / 2;
             if (claim.task == nullptr) continue;
             put(tail + got, claim.task, claim.region);
@@ -302,7 +302,7 @@ public:
     bool take_back(Task& task) noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         const Index newest = tail - 1;
-        // 5a. Our own write: the last one ever made to slot(newest) (B2).
+        // 5a. Our own write: the last one ever made to slot(newest) (RB2).
         if (slot(newest).load(std::memory_order_relaxed) != &task) return false;
         // 5b. A guess, relaxed: a stale head is only lower, and then 5c-d decide.
         Index head = head_.load(std::memory_order_relaxed);
@@ -311,19 +311,19 @@ public:
             // 5c. The owner's half of step 5's cycle in S with the thief's loads.
             tail_.store(newest, std::memory_order_seq_cst);
             // 5d. As 5c. Nothing to acquire: the task is our own write, and
-            // B5's acquires come before any overwrite of a slot a thief read.
+            // RB5's acquires come before any overwrite of a slot a thief read.
             head = head_.load(std::memory_order_seq_cst);
             if (head == tail) {  // 5g: a thief won it
                 restore_tail(tail);
                 return false;
             }
-            ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (B1)");
+            ZAP_ASSERT(newest - head < capacity, "internal: ring over capacity (RB1)");
             if (head != newest) return true;  // 5e
         }
-        // 5f. Races the thieves' CAS for the last task (B2). seq_cst: a thief
+        // 5f. Races the thieves' CAS for the last task (RB2). seq_cst: a thief
         // whose seq_cst head load reads this CAS's value must come after our
         // earlier 5d in S (step 5's cycle; docs/orderings.md, "Step 5f").
-        // Publishes and acquires nothing: the slot is ours, B5 covers thieves.
+        // Publishes and acquires nothing: the slot is ours, RB5 covers thieves.
         const bool won =
             head_.compare_exchange_strong(head, tail, std::memory_order_seq_cst, std::memory_order_relaxed);
         if (lowered) restore_tail(tail);
@@ -336,7 +336,7 @@ public:
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
         // A guess, as in 5b: a stale head is only lower, and then step 5 decides.
         if (head_.load(std::memory_order_relaxed) == tail) return nullptr;
-        Task* const newest = slot(tail - 1).load(std::memory_order_relaxed);  // our own write (B2)
+        Task* const newest = slot(tail - 1).load(std::memory_order_relaxed);  // our own write (RB2)
         return take_back(*newest) ? newest : nullptr;
     }
 
@@ -363,7 +363,7 @@ public:
     }
 
 private:
-    // Step 3's claim of one slot (B4), and step 8's: the task at the
+    // Step 3's claim of one slot (RB4), and step 8's: the task at the
     // victim's head, claimed with one CAS, and its region. `size`: the
     // victim's size as seen, 0 when it looked empty; with a size but no
     // task, reload (head was stale, or another claim won the slot).
@@ -377,7 +377,7 @@ private:
         // seq_cst, with the load of tail below: the thief's half of step
         // 5's cycle in S against take_back()'s store of tail and load of
         // head. Nothing is acquired through it: the slot comes with the
-        // tail load, and it cannot be overwritten before our CAS wins (B5),
+        // tail load, and it cannot be overwritten before our CAS wins (RB5),
         // which a stale head only makes fail.
         const Index victim_head = victim.head_.load(std::memory_order_seq_cst);
         // seq_cst for step 5 as above; its acquire half synchronizes with
@@ -385,19 +385,19 @@ private:
         // slots below that tail are visible to the slot load below.
         const Index victim_tail = victim.tail_.load(std::memory_order_seq_cst);
         const Index size = victim_tail - victim_head;
-        if (size == 0 || size == ~Index{0}) return Claim{nullptr, 0, victim_head, 0};  // empty, or B3
-        if (size > capacity) {  // B1: head was stale; reload both
+        if (size == 0 || size == ~Index{0}) return Claim{nullptr, 0, victim_head, 0};  // empty, or RB3
+        if (size > capacity) {  // RB1: head was stale; reload both
             Platform::spin_hint();
             return Claim{nullptr, 0, victim_head, size};
         }
         // Both relaxed: kept only if the CAS below wins, which proves the
-        // victim had not reused the slot (B5).
+        // victim had not reused the slot (RB5).
         const std::uint64_t region = victim.region_at(victim_head);
         Task* task = victim.slot(victim_head).load(std::memory_order_relaxed);
         Index expected = victim_head;
-        // One task per CAS (B4). seq_cst: the head value a later thief's
+        // One task per CAS (RB4). seq_cst: the head value a later thief's
         // head load reads in step 5's cycle must come from a seq_cst write.
-        // Its release half is B5: the slot load above happens before the
+        // Its release half is RB5: the slot load above happens before the
         // victim's acquire of head in push() or empty_tail(), so it cannot
         // overwrite a slot we are still reading. Its acquire half is not
         // needed: the task reaches us through the tail load above.
@@ -406,18 +406,18 @@ private:
             Platform::spin_hint();
             return Claim{nullptr, 0, victim_head, size};
         }
-        ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (B2)");
+        ZAP_ASSERT(task != nullptr, "internal: a thief claimed a slot never published to it (RB2)");
         return Claim{task, region, victim_head, size};
     }
 
     // Step 3a, on the victim's ring: true when it held exactly one task and
     // that task was taken within the delay; false otherwise, and then the
-    // thief claims as step 3b says (D1).
+    // thief claims as step 3b says (DL1).
     bool lone_task_taken() noexcept {
         const Index head = head_.load(std::memory_order_relaxed);  // a look only: 3b's loads decide
         if (tail_.load(std::memory_order_relaxed) - head != 1) return false;  // a look only, as above
         return spin_until<Platform>(Platform::steal_delay_rounds, [&] {
-            return head_.load(std::memory_order_relaxed) != head;  // a look only: head only grows (B1)
+            return head_.load(std::memory_order_relaxed) != head;  // a look only: head only grows (RB1)
         });
     }
 
@@ -441,13 +441,13 @@ private:
         // Synchronizes with the owner's release stores of tail in push(),
         // consume() and steal(): the regions below that tail are visible.
         const Index tail = tail_.load(std::memory_order_acquire);
-        if (tail - head > capacity) return none;  // a stale head, or B3: nothing to go by
+        if (tail - head > capacity) return none;  // a stale head, or RB3: nothing to go by
         for (Index index = head; index != tail; ++index)
             if (region_at(index) == region) return index;
         return none;
     }
 
-    // 5f/5g: ends the take-back window (B3) with an empty ring.
+    // 5f/5g: ends the take-back window (RB3) with an empty ring.
     void restore_tail(Index tail) noexcept {
         // Relaxed: no slot to publish, every slot below tail was published
         // by an earlier release store; a thief that reads it sees head >= tail.
@@ -457,7 +457,7 @@ private:
     // The owner's tail, where consume/steal refill the (empty) ring from.
     Index empty_tail() noexcept {
         const Index tail = tail_.load(std::memory_order_relaxed);  // only the owner writes tail
-        // B5: synchronizes with the release half of the thieves' CASes in
+        // RB5: synchronizes with the release half of the thieves' CASes in
         // steal(): the ring looked empty to pop() or take_back() without an
         // acquire of head, and the slots we are about to overwrite were read
         // by those thieves.
@@ -469,12 +469,12 @@ private:
     // Links the `count` tasks claimed from `head` into a chain and appends the
     // unpushed remainder of `list`.
     List<Task> link_migrated(Index head, Index count, List<Task> list) noexcept {
-        Task* first = slot(head).load(std::memory_order_relaxed);  // claimed by our CAS (B2)
+        Task* first = slot(head).load(std::memory_order_relaxed);  // claimed by our CAS (RB2)
         for (Index i = 1; i < count; ++i)
             Link::set_next(*slot(head + i - 1).load(std::memory_order_relaxed),
                            slot(head + i).load(std::memory_order_relaxed));
         Link::set_next(*slot(head + count - 1).load(std::memory_order_relaxed), list.head);
-        Link::set_next(*list.tail, static_cast<Task*>(nullptr));  // I1 of batch.hpp
+        Link::set_next(*list.tail, static_cast<Task*>(nullptr));  // BT1 of batch.hpp
         return List<Task>{first, list.tail};
     }
 

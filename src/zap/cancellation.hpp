@@ -46,28 +46,28 @@
 //       claims the making itself.
 //
 // Invariants:
-//   S1 (cancel stops every token): once cancel() happens before a check, a
+//   CS1 (cancel stops every token): once cancel() happens before a check, a
 //      token from C3 reports stop_requested(). C1 and C3's fetch_or are
 //      read-modify-writes of one word, so one of them comes second in its
 //      modification order and reads the other's bit: cancel() reads SOURCE
 //      and requests stop, or the maker reads CANCELED and does. (A token of
 //      a source made after the cancel: its maker's fetch_or comes second.)
-//   S2 (the source is whole when used): every use of `source_` follows an
+//   CS2 (the source is whole when used): every use of `source_` follows an
 //      acquire that read SOURCE (C1, C3), which synchronizes with the maker's
 //      release fetch_or, made after the construction and the write.
-//   S3 (a skip is final, and comes after cancel()): a child whose start
+//   CS3 (a skip is final, and comes after cancel()): a child whose start
 //      happens after a cancel() of its round reads CANCELED in C2 (coherence:
 //      the only later value without CANCELED is C5's store, which happens
 //      after every child of the round has ended, so after this load).
-//   S4 (cancel() publishes): what the canceler wrote before cancel() is
+//   CS4 (cancel() publishes): what the canceler wrote before cancel() is
 //      visible to whoever then reads CANCELED with C4 (release in C1,
 //      acquire in C4), and to the maker that reads it in C3 before it
 //      requests stop (its acquire half): std::stop_source's own rule, a
 //      request synchronizes with the stop_requested() that sees it, then
 //      carries it on to the token's holders.
-//   S5 (a canceled loop starts nothing more, and the reset comes after): a
+//   CS5 (a canceled loop starts nothing more, and the reset comes after): a
 //      split or piece whose start happens after a cancel() of its round
-//      reads CANCELED in C7, by S3's argument: every piece of a loop ends
+//      reads CANCELED in C7, by CS3's argument: every piece of a loop ends
 //      before the loop returns, so before the child that called it ends, so
 //      before C5's store.
 //
@@ -96,26 +96,26 @@ public:
 
     // C1.
     void cancel() noexcept {
-        // Release: S4. Acquire: synchronizes with C3's release fetch_or, so
-        // the source is whole before we use it (S2).
+        // Release: CS4. Acquire: synchronizes with C3's release fetch_or, so
+        // the source is whole before we use it (CS2).
         if ((word_.fetch_or(canceled, std::memory_order_acq_rel) & source) != 0) source_.read()->request_stop();
     }
 
     // C2: true when a child that has not started must not start.
     bool skips() const noexcept {
-        return (word_.load(std::memory_order_relaxed) & canceled) != 0;  // decides only: S3, no data read after
+        return (word_.load(std::memory_order_relaxed) & canceled) != 0;  // decides only: CS3, no data read after
     }
 
     // C4.
     bool is_canceled() const noexcept {
-        return (word_.load(std::memory_order_acquire) & canceled) != 0;  // synchronizes with C1's release (S4)
+        return (word_.load(std::memory_order_acquire) & canceled) != 0;  // synchronizes with C1's release (CS4)
     }
 
     // C3 (and C8: std::bad_alloc when the stop_source cannot be made).
     std::stop_token token() const {
         Backoff<Platform> backoff;
         for (;;) {
-            // Synchronizes with C3's release fetch_or below, on another thread (S2).
+            // Synchronizes with C3's release fetch_or below, on another thread (CS2).
             std::uint32_t seen = word_.load(std::memory_order_acquire);
             if ((seen & source) != 0) return source_.read()->get_token();
             if ((seen & claimed) != 0) {
@@ -152,9 +152,9 @@ private:
         }
         source_.write(made);
         // Release: the construction and the write above happen before any
-        // use that acquires SOURCE (S2). Acquire: a CANCELED read here
-        // synchronizes with C1's release, which request_stop carries on (S4).
-        if ((word_.fetch_or(source, std::memory_order_acq_rel) & canceled) != 0) made->request_stop();  // S1
+        // use that acquires SOURCE (CS2). Acquire: a CANCELED read here
+        // synchronizes with C1's release, which request_stop carries on (CS4).
+        if ((word_.fetch_or(source, std::memory_order_acq_rel) & canceled) != 0) made->request_stop();  // CS1
         return made->get_token();
     }
 

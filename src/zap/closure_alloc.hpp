@@ -18,39 +18,39 @@
 // null). Used only by a Platform that opts in (`Platform::recycles_closures`,
 // true for StdPlatform); the others (the models) allocate every task.
 //
-// Protocol (C):
-//   C1. A thread's first allocate() makes its Cache (Platform::allocate)
-//       and asks the Platform to run C5 when the thread exits
+// Protocol (CA):
+//   CA1. A thread's first allocate() makes its Cache (Platform::allocate)
+//       and asks the Platform to run CA5 when the thread exits
 //       (Platform::at_thread_exit); if it cannot, the thread's allocations
 //       are blocks of their own from then on.
-//   C2. allocate(): pop the thread's `local` list; empty: take the whole
+//   CA2. allocate(): pop the thread's `local` list; empty: take the whole
 //       `returned` stack as the new local list (exchange); still empty: carve
 //       the next block of the current slab, or of a new slab (Platform::
 //       allocate) while the thread has fewer than `keep_blocks`; past that,
 //       a block of its own from Platform::allocate.
-//   C2'. Allocation failure: every Platform::allocate above may throw
+//   CA2'. Allocation failure: every Platform::allocate above may throw
 //       (std::bad_alloc); allocate() then throws it to its caller having
 //       changed nothing that counts - no Cache made (the next call tries
 //       again), no slab counted (the count is raised once the slab is
 //       there: a failed slab does not use up the thread's keep_blocks), no
 //       block carved.
-//   C3. deallocate() by the owner: push onto `local` (plain).
-//   C4. deallocate() by another thread: push onto the owner's `returned`
-//       stack (CAS). Seeing ABANDONED: count the block out (C6).
-//   C5. Thread exit: exchange `returned` to ABANDONED; the blocks still out
+//   CA3. deallocate() by the owner: push onto `local` (plain).
+//   CA4. deallocate() by another thread: push onto the owner's `returned`
+//       stack (CAS). Seeing ABANDONED: count the block out (CA6).
+//   CA5. Thread exit: exchange `returned` to ABANDONED; the blocks still out
 //       are those carved less those in the two lists; trade the thread's
-//       `bias` in `out` for that count (C6).
-//   C6. `out` is the bias while the thread lives, then the count of blocks
+//       `bias` in `out` for that count (CA6).
+//   CA6. `out` is the bias while the thread lives, then the count of blocks
 //       still out; whoever takes it to zero - the last block counted out, or
-//       C5 when none is out - frees the slabs and the Cache.
+//       CA5 when none is out - frees the slabs and the Cache.
 //
 // Invariants:
-//   K1 (ownership): a carved block is in exactly one place: a task, its
+//   CK1 (ownership): a carved block is in exactly one place: a task, its
 //      owner's `local` list (only the owner touches it), or its owner's
 //      `returned` stack; once `returned` holds ABANDONED, nothing is pushed.
-//   K2 (lifetime): `out` cannot reach zero while the thread lives (the bias
-//      exceeds any count of blocks) nor while a block is out after C5, so the
-//      slabs and the Cache outlive every block's C4.
+//   CK2 (lifetime): `out` cannot reach zero while the thread lives (the bias
+//      exceeds any count of blocks) nor while a block is out after CA5, so the
+//      slabs and the Cache outlive every block's CA4.
 //
 // Memory: a thread keeps the slabs of its peak of blocks out at once (at
 // most keep_blocks * block_bytes, 4 MiB) until it exits and they are back.
@@ -81,7 +81,7 @@ public:
     static void* allocate(std::size_t size, std::size_t align) {
         if (!fits(size, align)) return Platform::allocate(size, align);
         Cache* cache = own_cache();
-        return (cache != nullptr ? take(*cache) : own_block())->payload;  // C2
+        return (cache != nullptr ? take(*cache) : own_block())->payload;  // CA2
     }
 
     static void deallocate(void* p, std::size_t size, std::size_t align) noexcept {
@@ -92,7 +92,7 @@ public:
 private:
     struct Cache;
     struct Block {
-        Cache* owner;  // null: a block of its own (C2's last case)
+        Cache* owner;  // null: a block of its own (CA2's last case)
         Block* next;   // in a list: the next block; a slab's first block: the next slab
         alignas(16) unsigned char payload[block_bytes - 16];
     };
@@ -109,7 +109,7 @@ private:
         std::size_t carved = 0;
         // Shared.
         typename Platform::template Atomic<std::uintptr_t> returned{0};  // a Treiber stack, or ABANDONED
-        typename Platform::template Atomic<std::uint64_t> out{bias};     // C6
+        typename Platform::template Atomic<std::uint64_t> out{bias};     // CA6
     };
     static constexpr std::uintptr_t abandoned = 1;  // no Block is at address 1
 
@@ -131,23 +131,23 @@ private:
         return block;
     }
 
-    // C1. The thread's Cache: null before its first allocation, `exited`
-    // once C5 has run. A plain pointer (no destructor), so a thread_local
-    // destructor that spawns or frees a task after C5 still reads it.
+    // CA1. The thread's Cache: null before its first allocation, `exited`
+    // once CA5 has run. A plain pointer (no destructor), so a thread_local
+    // destructor that spawns or frees a task after CA5 still reads it.
     static Cache*& current() noexcept {
         static thread_local Cache* cache = nullptr;
         return cache;
     }
     static Cache* exited() noexcept { return reinterpret_cast<Cache*>(alignof(Cache)); }  // no Cache lives there
     // Null after the thread's exit began, or when the Platform could not
-    // arrange C5: the thread's tasks then take blocks of their own. C5
+    // arrange CA5: the thread's tasks then take blocks of their own. CA5
     // (exit_thread, below) is handed its Cache rather than reading
     // current(): under MinGW-w64 a thread_local may already be freed when
     // the thread's exit calls run.
     static Cache* own_cache() {
         Cache*& cache = current();
         if (cache == nullptr) {
-            cache = new (Platform::allocate(sizeof(Cache), alignof(Cache))) Cache;  // C2': may throw, cache stays null
+            cache = new (Platform::allocate(sizeof(Cache), alignof(Cache))) Cache;  // CA2': may throw, cache stays null
             if (!Platform::template at_thread_exit<&exit_thread>(cache)) free_cache(*std::exchange(cache, exited()));
         }
         return cache == exited() ? nullptr : cache;
@@ -158,10 +158,10 @@ private:
         Platform::deallocate(&cache, sizeof(Cache), alignof(Cache));
     }
 
-    // C2.
+    // CA2.
     static Block* take(Cache& cache) {
         if (cache.local == nullptr) {
-            // Acquire: synchronizes with every C4 push it takes, so each
+            // Acquire: synchronizes with every CA4 push it takes, so each
             // block's last use by its task happens before its reuse here.
             cache.local = reinterpret_cast<Block*>(cache.returned.exchange(0, std::memory_order_acquire));
         }
@@ -171,7 +171,7 @@ private:
         }
         if (cache.slabs == nullptr || cache.next_block == slab_blocks) {
             if ((cache.slab_count + 1) * slab_blocks > keep_blocks) return own_block();
-            void* memory = Platform::allocate(slab_blocks * sizeof(Block), Platform::cache_line);  // C2': may throw
+            void* memory = Platform::allocate(slab_blocks * sizeof(Block), Platform::cache_line);  // CA2': may throw
             cache.slab_count += 1;
             cache.slabs = make_block(memory, nullptr, cache.slabs);
             cache.next_block = 1;
@@ -190,41 +190,41 @@ private:
         return block;
     }
 
-    // C3 and C4.
+    // CA3 and CA4.
     static void give_back(Block* block) noexcept {
         Cache* owner = block->owner;
         if (owner == nullptr) return Platform::deallocate(block, sizeof(Block), alignof(Block));
         poison(block);
         if (owner == current()) {
-            block->next = owner->local;  // C3 (K1: only the owner touches local)
+            block->next = owner->local;  // CA3 (CK1: only the owner touches local)
             owner->local = block;
             return;
         }
         std::uintptr_t head = owner->returned.load(std::memory_order_relaxed);  // a guess for the CAS
         do {
-            if (head == abandoned) return count_out(*owner, 1);  // K1: nothing is pushed after C5
+            if (head == abandoned) return count_out(*owner, 1);  // CK1: nothing is pushed after CA5
             block->next = reinterpret_cast<Block*>(head);
             // Release: the task's last use of the block happens before the
-            // owner's acquire exchange (C2) that takes it back.
+            // owner's acquire exchange (CA2) that takes it back.
         } while (!owner->returned.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(block),
                                                         std::memory_order_release, std::memory_order_relaxed));
     }
 
-    // C5.
+    // CA5.
     static void abandon(Cache& cache) noexcept {
-        // Acquire: synchronizes with the C4 pushes it takes.
+        // Acquire: synchronizes with the CA4 pushes it takes.
         auto* returned = reinterpret_cast<Block*>(cache.returned.exchange(abandoned, std::memory_order_acquire));
         std::uint64_t listed = 0;
         for (Block* list : {cache.local, returned}) {
             for (; list != nullptr; list = list->next) listed += 1;
         }
         // The bias becomes the count of blocks still out: out ends at zero
-        // once each of them has been counted out (C4), before or after this.
+        // once each of them has been counted out (CA4), before or after this.
         count_out(cache, bias - (cache.carved - listed));
     }
 
-    // C6.
-    static void count_out(Cache& cache, std::uint64_t n) noexcept {  // K2
+    // CA6.
+    static void count_out(Cache& cache, std::uint64_t n) noexcept {  // CK2
         // acq_rel: every count-out happens before the frees below.
         if (cache.out.fetch_sub(n, std::memory_order_acq_rel) != n) return;
         for (Block* slab = cache.slabs; slab != nullptr;) {
@@ -235,7 +235,7 @@ private:
         free_cache(cache);
     }
 
-    // C5, called by the Platform at the thread's exit.
+    // CA5, called by the Platform at the thread's exit.
     static void exit_thread(void* cache) noexcept {
         current() = exited();
         abandon(*static_cast<Cache*>(cache));

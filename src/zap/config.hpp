@@ -56,7 +56,7 @@ struct Config {
     // scheduled meanwhile is taken without a futex wake on either side. Only
     // the waking worker spins, so at most one worker of a pool spins at a
     // time, and a pool whose work has ended burns one such spin of CPU. 0:
-    // sleep at once (the behaviour before issue 21).
+    // sleep at once (the behaviour before the spin was added).
     std::uint32_t spin_rounds = 2000;
 };
 

@@ -22,7 +22,7 @@
 //      mark done and unpark every waiter, all before leaving the lock;
 //      return the values.
 //   6. seal(): under the lock, set closed, and unlink, mark done and unpark
-//      every waiter (by H1 none waits while items_ holds a value), all
+//      every waiter (by HQ1 none waits while items_ holds a value), all
 //      before leaving the lock; items_ stays for the takers (step 1 takes a
 //      stored value before it looks at closed).
 //   5. After parking (woken or timed out), the taker takes the lock once
@@ -31,19 +31,19 @@
 //      it unlinks itself. Then it leaves the lock and its Waiter goes.
 //
 // Invariants:
-//   H1: waiters_ is non-empty only while items_ is empty: a giver hands to
+//   HQ1: waiters_ is non-empty only while items_ is empty: a giver hands to
 //       a waiter before it would store, and a taker waits only on an empty
 //       store. So takes come out in give order (FIFO mode), and no value
 //       sits in items_ while a taker sleeps.
-//   H2: a Waiter is touched by a giver or close() only under the lock and
+//   HQ2: a Waiter is touched by a giver or close() only under the lock and
 //       only while linked; it is unlinked (by them, or by its timed-out
 //       taker) under the lock, and the taker takes the lock in step 5
 //       before its Waiter goes. Because unpark() is called under the lock,
 //       the Parker inside the Waiter outlives it (parker.hpp, Lifetime).
-//   H3: every value given is in exactly one place: items_, one Waiter, the
+//   HQ3: every value given is in exactly one place: items_, one Waiter, the
 //       taker that got it, or the vector close() returned; a refused give
 //       leaves it with the caller.
-//   H4: once closed_ (by close() or seal()), always closed_, and nothing is
+//   HQ4: once closed_ (by close() or seal()), always closed_, and nothing is
 //       added afterwards: close() leaves no waiter and no item; seal() leaves
 //       no waiter, and a taker never parks again (step 1), so each stored
 //       value is taken by a take(), or by a later close().
@@ -70,7 +70,7 @@ enum class TakeOrder { fifo, lifo };
 
 template <class Platform, class T, TakeOrder order>
 class HandoffQueue {
-    // H3 needs moves that cannot fail halfway: close() moves every stored
+    // HQ3 needs moves that cannot fail halfway: close() moves every stored
     // value out, and a hand-off moves the value into a sleeping taker's
     // Waiter and out again. A move that throws there would leave a
     // moved-from shell stored, destroy a value already moved out, or lose
@@ -124,7 +124,7 @@ public:
             waiter.parker.park();
         else
             (void)waiter.parker.park_for(*timeout);  // step 5 looks at the Waiter either way
-        LockGuard<Platform> guard(lock_);  // step 5, H2
+        LockGuard<Platform> guard(lock_);  // step 5, HQ2
         if (!waiter.done.read()) {
             ZAP_ASSERT(timeout != nullptr, "HandoffQueue: a taker without timeout woke without a value or close");
             unlink(waiter);
@@ -165,7 +165,7 @@ private:
     template <class V>
     using Cell = typename Platform::template Cell<V>;
 
-    // A sleeping taker (step 1); lives on the taker's stack (H2).
+    // A sleeping taker (step 1); lives on the taker's stack (HQ2).
     struct Waiter {
         BasicParker<Platform> parker;
         Cell<bool> done{false};  // set by a giver or close() under the lock
@@ -188,7 +188,7 @@ private:
     }
 
     void push_waiter(Waiter& waiter) noexcept {
-        ZAP_ASSERT(items_.empty(), "HandoffQueue: H1, a taker waits while values are stored");
+        ZAP_ASSERT(items_.empty(), "HandoffQueue: HQ1, a taker waits while values are stored");
         Waiter* tail = tail_.read();
         waiter.prev.write(tail);
         if (tail != nullptr)
@@ -217,7 +217,7 @@ private:
             tail_.write(prev);
     }
 
-    // Marks an unlinked waiter done and wakes it, still under the lock (H2).
+    // Marks an unlinked waiter done and wakes it, still under the lock (HQ2).
     static void release(Waiter& waiter) noexcept {
         waiter.done.write(true);
         waiter.parker.unpark();

@@ -48,7 +48,7 @@
 //       holds the waking role, it consumes it (CAS, acquire), owes it, and
 //       goes back to H1; a notification meant for a signaled worker it
 //       leaves to that worker (so new work goes to a free worker, not into
-//       a wait: issue 20's latency inversion). A waking W gives the role up
+//       a wait, whose return a long task would delay). A waking W gives the role up
 //       (CAS state pending) before it sleeps. A W that finds G's count zero
 //       goes to H1.
 //   H5. To sleep, W enters H: fetch_add(1) (acquire) returns the word value
@@ -74,8 +74,8 @@
 //       CAS (acquire), reads the slot, wakes the H it names as in K1, then
 //       clears WAKING (W1 of wait_group.hpp: G outlives the wake). So a
 //       group's last done() wakes its own waiter only, and new work wakes a
-//       helper only when no idle worker or new one can take it (issue 20;
-//       before, every sleeping helper of the pool slept on one word and K1
+//       helper only when no idle worker or new one can take it (in the first
+//       design every sleeping helper of the pool slept on one word and K1
 //       and K2 woke them all).
 //   H8. Leaving: a W that consumed a notification (H4) and has not found
 //       the queues empty since (it may have run one task of several that

@@ -2,28 +2,28 @@
 // zap/mailbox.hpp - a closable many-to-many channel of values (seed 004).
 //
 // Senders send, receivers receive; a receiver with nothing to take parks
-// until a value or close() arrives. The protocol, its invariants (H1-H4) and
+// until a value or close() arrives. The protocol, its invariants (HQ1-HQ4) and
 // the lock it runs under are those of detail::HandoffQueue
 // (handoff_queue.hpp) in FIFO mode; in terms of a mailbox:
 //   1. send(v) hands v to the receiver that has waited longest, or queues it
-//      when no receiver waits (H1).
+//      when no receiver waits (HQ1).
 //   2. receive() takes the oldest queued value, or parks until a sender
 //      hands it one or close() wakes it.
 //   3. close() wakes every waiting receiver with nothing, refuses every
-//      later send, and returns the values never received (H3, H4): the
+//      later send, and returns the values never received (HQ3, HQ4): the
 //      values are taken back from the mailbox, and receivers get nothing
 //      more.
 //   4. seal() is Go's close(ch): it refuses every later send and wakes every
 //      waiting receiver with nothing (none waits while values are queued,
-//      H1), but leaves the queued values to be received: receive() returns
-//      them in order, then nullopt once they are gone (H4). The last
+//      HQ1), but leaves the queued values to be received: receive() returns
+//      them in order, then nullopt once they are gone (HQ4). The last
 //      producer of a pipeline seals its output; close() is for the owner
 //      that stops the pipeline and wants the values back. The two names
 //      differ on purpose: a Go programmer's `close` would have been
 //      today's take-back, which loses every queued value it returns when the
 //      result is ignored (hence [[nodiscard]] on close()).
 //
-// Order: the lock orders all sends, and values are taken in that order (H1),
+// Order: the lock orders all sends, and values are taken in that order (HQ1),
 // so two values sent by one thread are taken in the order it sent them
 // (FIFO per sender, the contract), whichever receivers take them.
 //

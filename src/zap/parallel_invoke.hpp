@@ -57,7 +57,7 @@
 //   F1 (both halves run): a runs in J3; b runs exactly once, in J4 (take_back
 //      won) or J6 (the task was run: by a thief, by the pool, or by this
 //      worker's own helping), never both: take_back and a pop or steal of
-//      the task are exclusive (buffer.hpp B2).
+//      the task are exclusive (buffer.hpp RB2).
 //   F2 (the frame outlives its users): the caller leaves parallel_invoke
 //      only after J4, or after J5 saw FINISHED (J6's last touch), or after
 //      the group's wait() returned (W1 of wait_group.hpp).

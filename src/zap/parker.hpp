@@ -25,27 +25,27 @@
 //   2. While the word is PARKED the owner sleeps on the futex. After every
 //      return from the futex (a wake, or a spurious return) it tries
 //      NOTIFIED -> EMPTY (CAS, acquire); on failure the word is still PARKED
-//      and it sleeps again (P2).
+//      and it sleeps again (PK2).
 //   3. park_for() does the same, with a deadline. When the futex reports a
 //      timeout, or the deadline has passed, the owner swaps EMPTY in
 //      (acquire) and returns whether it swapped NOTIFIED out: an unpark()
 //      that arrived after the timeout still counts, and no token is left
-//      behind for the next park (P3).
+//      behind for the next park (PK3).
 //   4. unpark() swaps NOTIFIED in (release) and calls futex_wake only when
-//      it swapped PARKED out (P1).
+//      it swapped PARKED out (PK1).
 //
 // Invariants:
-//   P1: only the owner writes EMPTY or PARKED; unpark() only writes NOTIFIED.
+//   PK1: only the owner writes EMPTY or PARKED; unpark() only writes NOTIFIED.
 //       So the word is PARKED exactly while the owner is between step 1 and
 //       its return, and an unpark() that does not see PARKED makes no
 //       system call.
-//   P2: park() returns only by taking NOTIFIED (acquire, step 1 or 2), so it
+//   PK2: park() returns only by taking NOTIFIED (acquire, step 1 or 2), so it
 //       never returns without an unpark(), spurious futex returns included;
 //       and everything the waker wrote before unpark() is visible after
 //       park() returns, because the taking read-modify-write reads the
 //       NOTIFIED of the last unpark() (all writes to the word are
 //       read-modify-writes, so the latest one is the one taken).
-//   P3: every return from park()/park_for() leaves the word EMPTY.
+//   PK3: every return from park()/park_for() leaves the word EMPTY.
 //
 // Lifetime: unpark() may touch the word until it returns, also after the
 // owner has woken; the Parker must outlive every unpark() call (a Parker
@@ -79,7 +79,7 @@ public:
         if (announce(none)) return;
         for (;;) {
             Platform::futex_wait(state_, parked, nullptr);
-            if (take()) return;  // else a spurious return: the word is still PARKED (P1)
+            if (take()) return;  // else a spurious return: the word is still PARKED (PK1)
         }
     }
 
@@ -90,7 +90,7 @@ public:
         for (;;) {
             deadline.sleep(state_, parked);
             if (deadline.passed()) {
-                // Step 3; acquire synchronizes with the release swap of a late unpark() (P2, P3).
+                // Step 3; acquire synchronizes with the release swap of a late unpark() (PK2, PK3).
                 return state_.exchange(empty, std::memory_order_acquire) == notified;
             }
             if (take()) return true;
@@ -99,7 +99,7 @@ public:
 
     // Step 4.
     void unpark() noexcept {
-        // Release: publishes the waker's writes to the owner's acquire in step 1, 2 or 3 (P2).
+        // Release: publishes the waker's writes to the owner's acquire in step 1, 2 or 3 (PK2).
         if (state_.exchange(notified, std::memory_order_release) == parked) Platform::futex_wake(state_, 1);
     }
 
@@ -111,10 +111,10 @@ private:
     // Steps 0 and 1: true when a pending token was taken; otherwise the word is now PARKED.
     bool announce(detail::Deadline<Platform>& deadline) noexcept {
         detail::spin_until<Platform>(Platform::wait_spin_rounds, [&] {
-            // A look only: the acquire fetch_sub below takes the token (P2).
+            // A look only: the acquire fetch_sub below takes the token (PK2).
             return state_.load(std::memory_order_relaxed) == notified || deadline.passed();
         });
-        // Acquire synchronizes with the release swap of the unpark() whose token it takes (P2).
+        // Acquire synchronizes with the release swap of the unpark() whose token it takes (PK2).
         const std::uint32_t previous = state_.fetch_sub(1, std::memory_order_acquire);
         ZAP_ASSERT(previous != parked, "Parker: park() called by two threads at once (a Parker has one owner)");
         return previous == notified;
@@ -123,7 +123,7 @@ private:
     // Step 2: NOTIFIED -> EMPTY.
     bool take() noexcept {
         std::uint32_t expected = notified;
-        // Acquire synchronizes with the release swap of the unpark() that woke us (P2).
+        // Acquire synchronizes with the release swap of the unpark() that woke us (PK2).
         return state_.compare_exchange_strong(expected, empty, std::memory_order_acquire, std::memory_order_relaxed);
     }
 

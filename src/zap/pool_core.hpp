@@ -51,7 +51,7 @@
 //       later: clear, so it takes A3's slow path itself (and a waker's
 //       give-back CAS then sees `notified` set and hands on), or set again
 //       by another schedule() - whose notification's consumer owes the
-//       same look. (Issue 19: before, only the waker handed on, and only
+//       same look. (Before this rule, only the waker handed on, and only
 //       when its steal moved extra tasks; after stealing one task of two it
 //       gave the role back, and the other waited behind a task that might
 //       never return while a worker slept or was never spawned.)
@@ -84,7 +84,7 @@
 //       no worker at all, the tasks wait for join()'s drain (B5). After
 //       shutdown, the one that gives back the last reservation notifies the
 //       join event, holding a closer (B3, P5).
-//   A8. The spin (issue 21, spin.hpp): a worker whose wait() finds no
+//   A8. The spin (spin.hpp): a worker whose wait() finds no
 //       notification, before it counts itself idle, takes the waking role
 //       if nobody holds it (CAS pending -> waking, relaxed), or keeps it if
 //       it is the waker already, and watches Sync for at most spin_rounds
@@ -160,7 +160,7 @@
 //       shutdown() and join(), waits until the count is zero: a shutdown()
 //       that lost the race to shut down, or a join() that lost the claim
 //       and still waits in joined_, is done with the pool before it is
-//       freed. (Before issue 19 a losing join() read freed memory inside
+//       freed. (Before this count, a losing join() read freed memory inside
 //       joined_.wait(), and a losing shutdown()'s first load had no
 //       happens-before edge to the free.) What stays the caller's: a call
 //       must have started - made that fetch_add - before the destructor's

@@ -20,19 +20,19 @@
 // variable). Timed waits hash their word's address to one of `buckets`
 // buckets; a bucket holds a mutex, a condition variable and the count of
 // timed waiters inside it.
-//   T1 (wait) Under the bucket's mutex: count itself in (seq_cst RMW), a
+//   PF1 (wait) Under the bucket's mutex: count itself in (seq_cst RMW), a
 //      seq_cst fence, then compare the word with `expected`: if it differs,
 //      return; else sleep on the condition variable until notified or the
 //      deadline (the wait releases the mutex atomically), then count itself out.
-//   T2 (wake) After the caller changed the word (and after the atomic
+//   PF2 (wake) After the caller changed the word (and after the atomic
 //      notify): a seq_cst fence, then read the count; if it is not zero,
 //      take and release the bucket's mutex, then notify every timed waiter
 //      of the bucket (waiters of other words sharing it see a spurious return).
 //   Why no wake is lost: the two fences are ordered one way or the other.
-//   If T1's fence comes first, T2's read sees the waiter counted in; the
-//   waiter held the mutex from before that count to its sleep, so T2's
+//   If PF1's fence comes first, PF2's read sees the waiter counted in; the
+//   waiter held the mutex from before that count to its sleep, so PF2's
 //   lock can only succeed once the waiter sleeps (or has returned), and the
-//   notify reaches it. If T2's fence comes first, T1's compare reads the
+//   notify reaches it. If PF2's fence comes first, PF1's compare reads the
 //   changed word and the waiter does not sleep.
 #pragma once
 
@@ -57,8 +57,8 @@ public:
         const auto deadline = deadline_after(timeout);
         Bucket& bucket = bucket_of(&word);
         std::unique_lock<std::mutex> hold(bucket.lock);
-        bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // T1: read by T2 after its fence
-        StdPrimitives::fence(std::memory_order_seq_cst);         // T1: pairs with T2's fence
+        bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // PF1: read by PF2 after its fence
+        StdPrimitives::fence(std::memory_order_seq_cst);         // PF1: pairs with PF2's fence
         bool woke = true;
         if (word.load(std::memory_order_relaxed) == expected) {
             woke = bucket.changed.wait_until(hold, deadline) == std::cv_status::no_timeout;
@@ -69,9 +69,9 @@ public:
 
     static void wake(const void* address) {
         Bucket& bucket = bucket_of(address);
-        StdPrimitives::fence(std::memory_order_seq_cst);  // T2: pairs with T1's fence
+        StdPrimitives::fence(std::memory_order_seq_cst);  // PF2: pairs with PF1's fence
         if (bucket.waiters.load(std::memory_order_relaxed) == 0) return;
-        { const std::lock_guard<std::mutex> wait_for_sleeper(bucket.lock); }  // T2: the waiter sleeps or is gone
+        { const std::lock_guard<std::mutex> wait_for_sleeper(bucket.lock); }  // PF2: the waiter sleeps or is gone
         bucket.changed.notify_all();
     }
 

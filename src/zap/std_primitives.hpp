@@ -91,10 +91,10 @@ struct StdPrimitives {
     // -Wtsan, an error under -Werror: silenced for this function only, so
     // that a user's `-fsanitize=thread -Werror` build compiles (the consumer
     // test unit.consumer.tsan). zap keeps its fences: each is a seq_cst fence
-    // that orders a store before a later load (thread_pool.hpp A2/A5,
-    // helping_wait.hpp K1, portable_platform.hpp T1/T2), which no
+    // that orders a store before a later load (pool_core.hpp A2/A5,
+    // helping_wait.hpp K1, portable_platform.hpp PF1/PF2), which no
     // release/acquire pair does. The Relacy models catch each of the
-    // algorithm's fences weakened (docs/orderings.md); T1/T2 are argued in
+    // algorithm's fences weakened (docs/orderings.md); PF1/PF2 are argued in
     // their header and tested by tests/test_std_platform.cpp. zap's own TSan
     // runs (clang, which does not warn) report nothing from them.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12

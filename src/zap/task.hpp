@@ -75,7 +75,7 @@ struct Region {
     static void set(Task& task, std::uint64_t region) noexcept {
         task.region_.write(region);
     }
-    // Every task of a null-terminated chain (I1 of batch.hpp).
+    // Every task of a null-terminated chain (BT1 of batch.hpp).
     template <class List>
     static void set_all(List list, std::uint64_t region) noexcept {
         for (auto* task = list.head; task != nullptr; task = Link::next(*task)) set(*task, region);
@@ -83,7 +83,7 @@ struct Region {
 };
 
 // A non-empty chain of tasks from head to tail, linked through next. The
-// tail's link is null whenever the list is handed to a queue or ring (I1 of
+// tail's link is null whenever the list is handed to a queue or ring (BT1 of
 // batch.hpp).
 template <class Task>
 struct List {

@@ -14,14 +14,14 @@
 // first: helping_wait.hpp H2), own overflow queue, the pool's global queue,
 // then every worker in turn (its overflow queue, then half of its ring; a
 // ring that holds one task is left to its owner for a few microseconds
-// first, and taken if it is still there: buffer.hpp step 3a, D1-D2).
+// first, and taken if it is still there: buffer.hpp step 3a, DL1-DL2).
 // A helping wait inside ThreadPool::isolate() searches with find_in instead:
 // only its region's tasks, reached past any others (isolation.hpp I3).
 //
 // A search stops at the first task it finds, and can miss work that is
 // there: a queue whose consumer lock is held by someone else looks empty,
 // a steal takes half of a ring, leaving the rest, and a steal that left a
-// lone task alone passes over what its owner pushed meanwhile (D2). A worker about to run
+// lone task alone passes over what its owner pushed meanwhile (DL2). A worker about to run
 // what it found must therefore not leave work behind that nobody else is
 // bound to look for: the task it runs may block until that work runs (a
 // rendezvous, a pipeline), and an idle worker must come for it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Must NOT compile: a Mailbox (or ObjectPool) of a type whose move
 // constructor may throw. close() and the hand-off to a waiting receiver move
-// values; a move that throws there would lose one (handoff_queue.hpp, H3).
+// values; a move that throws there would lose one (handoff_queue.hpp, HQ3).
 // zap-expect: move_constructs_without_throwing
 #include <zap/zap.hpp>
 

@@ -34,7 +34,7 @@ SPECS = {
             "The store-buffering shape with the pool's operations (docs/seed-defects.md D7): the producer's "
             "push, then its load of `notified`; the worker's CAS that clears `notified`, then its load of the "
             "queue. Each load reads a value that the other thread's write overwrites. zap puts a seq_cst fence "
-            "after the push and after the CAS (thread_pool.hpp A2, A5); GenMC then finds no such graph "
+            "after the push and after the CAS (pool_core.hpp A2, A5); GenMC then finds no such graph "
             "(notify_fences), and with only one of them seq_cst it still does (notify_acq_rel_fence).",
         ],
     },
@@ -71,7 +71,7 @@ SPECS = {
             "Each thread writes one location and then reads the other. Without a seq_cst fence between "
             "the write and the read on both sides, both reads may return the old value: the producer "
             "sees `notified` still set and leaves the task to the worker, the worker that just cleared "
-            "`notified` finds the queue empty and goes to sleep. With zap's fences (thread_pool.hpp A2, A5; "
+            "`notified` finds the queue empty and goes to sleep. With zap's fences (pool_core.hpp A2, A5; "
             "variant notify_fences) Relacy's full search finds no such execution.",
         ],
     },
@@ -80,8 +80,8 @@ SPECS = {
         "title": "The same race in the pool: notify()'s seq_cst fence weakened to acq_rel",
         "binary": "model/mutation/zap_model_mutation",
         "args": ["handover_push", "--sched", "random", "--iterations", "100000", "--expect", "deadlock"],
-        "mutate": ("src/zap/thread_pool.hpp", "Platform::fence(std::memory_order_seq_cst);", 1, "acq_rel"),
-        "source": "ZAP_MUTATE=src/zap/thread_pool.hpp:<A2's fence>=acq_rel zap_model_mutation handover_push",
+        "mutate": ("src/zap/pool_core.hpp", "Platform::fence(std::memory_order_seq_cst);", 1, "acq_rel"),
+        "source": "ZAP_MUTATE=src/zap/pool_core.hpp:<A2's fence>=acq_rel zap_model_mutation handover_push",
         "threads": {"0": "client: schedule(A1, A2), then B; wait", "1": "worker W2", "2": "worker W1"},
         "keep": r"load_sync|cas_sync|fence|Queue::push|blocking|DEADLOCK|NOT CURRENT|tail_\.store",
         "end": "DEADLOCK: B is queued and every worker sleeps",
@@ -136,7 +136,7 @@ SPECS = {
         "caption": [
             "Each row is one step of tla/Pool.tla with the thread's program counter before and after "
             "(docs/protocol.md section 2 maps the labels to the code) and the variables it changed. "
-            "docs/seed-defects.md S4 tells the same trace in words.",
+            "docs/seed-defects.md TS4 tells the same trace in words.",
         ],
     },
     "lost-wakeup-tlc": {
