@@ -14,8 +14,8 @@
 // that nobody will wake is a spin that can never end, which GenMC reports
 // (a lost wake-up).
 //
-// Registered (model/genmc/CMakeLists.txt): pool_join_no_worker and
-// pool_notify_wait. pool_spin, pool_shutdown_join, pool_warm and
+// Registered (model/genmc/CMakeLists.txt): pool_join_no_worker,
+// pool_notify_wait and pool_warm. pool_spin, pool_shutdown_join and
 // pool_spawn_fails did not finish in minutes yet (docs/model.md section 7).
 #include "harness.hpp"
 
