@@ -46,6 +46,8 @@
 // which needs no stdexec, is lazy.hpp's.
 #pragma once
 
+#include <zap/requires_cxx20.hpp>  // first: below C++20, one error that says so
+
 #if !__has_include(<stdexec/execution.hpp>)
 #error "zap/execution.hpp needs stdexec (NVIDIA/stdexec, commit e92245d5 or later) on the include path"
 #endif

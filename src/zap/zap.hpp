@@ -37,9 +37,9 @@ using ThreadPool = BasicThreadPool<StdPlatform>;
 using WaitGroup = BasicWaitGroup<StdPlatform>;
 using TaskGroup = BasicTaskGroup<StdPlatform>;
 using Parker = BasicParker<StdPlatform>;
-template <class T>
+template <move_constructs_without_throwing T>
 using Mailbox = BasicMailbox<StdPlatform, T>;
-template <class T>
+template <move_constructs_without_throwing T>
 using ObjectPool = BasicObjectPool<StdPlatform, T>;
 
 // Lazy's fork and wait on this platform (lazy.hpp).
