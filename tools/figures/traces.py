@@ -95,9 +95,10 @@ SPECS = {
     "lost-wakeup": {
         "kind": "relacy",
         "title": "A lost wake-up: unpark() that does nothing unless the owner is parked",
-        "binary": "model/zap_model_seed_parker-unpark-only-parked",
+        "binary": "model/zap_model_schemata",
+        "seed": "parker-unpark-only-parked",
         "args": ["parker_unpark", "--bound", "1", "--expect", "deadlock"],
-        "source": "zap_model_seed_parker-unpark-only-parked parker_unpark --bound 1 (model/seed/parker-unpark-only-parked.patch)",
+        "source": "ZAP_MUTANT=seed:parker-unpark-only-parked zap_model_schemata parker_unpark --bound 1 (model/seed/parker-unpark-only-parked.patch)",
         "threads": {"0": "waker: data = 1; unpark()", "1": "owner: park()"},
         "values": {"state_": {"0": "EMPTY", "1": "NOTIFIED", "4294967295": "PARKED"}},
         "end": "DEADLOCK: the owner sleeps, and the unpark that was meant for it is gone",
@@ -112,11 +113,12 @@ SPECS = {
     "shutdown-uaf-relacy": {
         "kind": "relacy",
         "title": "Use after free at shutdown: join() returns before the last worker's last touch",
-        "binary": "model/zap_model_seed_join-no-thread-join",
+        "binary": "model/zap_model_schemata",
+        "seed": "join-no-thread-join",
         "args": ["pool_1w_1t_late_join", "--sched", "random", "--iterations", "100000", "--expect", "freed"],
-        "source": "zap_model_seed_join-no-thread-join pool_1w_1t_late_join (model/seed/join-no-thread-join.patch)",
+        "source": "ZAP_MUTANT=seed:join-no-thread-join zap_model_schemata pool_1w_1t_late_join (model/seed/join-no-thread-join.patch)",
         "threads": {"0": "client: schedule, shutdown(), join(), delete", "1": "the pool's one worker"},
-        "keep": r"unregister|wait_until_joinable|Event::post|deallocation|freed|FREED|BasicThreadPool::shutdown",
+        "keep": r"unregister|wait_until_joinable|Event::post|deallocation|freed|FREED|PoolCore::shutdown",
         "values": {"state_": {"0": "EMPTY", "1": "WAITING", "2": "NOTIFIED", "3": "SHUTDOWN"}},
         "end": "ACCESS TO FREED MEMORY: the worker's join_event_.notify() runs on the deleted pool",
         "caption": [
@@ -148,7 +150,7 @@ SPECS = {
         "show": ["sync", "ev", "queued", "ran"],
         "end": "Temporal property SleeperWoken is violated: a task is queued, a worker sleeps, and nobody will wake it",
         "caption": [
-            "In the lasso w1 only ever wakes spuriously and sleeps again (the model gives spurious wake-ups "
+            "In the lasso the one worker spawned (w2) only ever wakes spuriously and sleeps again (the model gives spurious wake-ups "
             "no fairness, so no property may rely on one). The Sync word says a worker is signaled, so every "
             "later notify() stops at `notified` (A2) or finds a waker on its way (A3): the one call that would "
             "wake the sleeper, idle_event_.notify(), is the one this mutation removes.",
@@ -206,6 +208,9 @@ def run_checker(spec, build_dir, tmp):
         return None
     env = dict(os.environ)
     env.pop("ZAP_MUTATE", None)
+    env.pop("ZAP_MUTANT", None)
+    if "seed" in spec:  # a seed behaviour of the schemata build (model/mutation/schemata.cmake)
+        env["ZAP_MUTANT"] = "seed:" + spec["seed"]
     if "mutate" in spec:
         path, text, nth, order = spec["mutate"]
         env["ZAP_MUTATE"] = f"{path}:{zap_line(path, text, nth)}={order}"
