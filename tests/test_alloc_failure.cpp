@@ -307,3 +307,41 @@ TEST(AllocFailure, AStopSourceThatCannotBeMadeLeavesTheGroupUsable) {
     retry.join();
     EXPECT_EQ(ran.load(), 1);
 }
+
+namespace {
+
+zap::Lazy<int> hop_and_count(Pool& pool, std::shared_ptr<int> keep) {
+    co_await pool.schedule();
+    co_return keep ? 1 : 0;
+}
+
+// Makes both children's frames and when_all's frame on the calling thread
+// (the fork's body runs there until its first suspension), then joins them.
+zap::Lazy<int> fork_two(Pool& pool, Ledger& ledger, long k) {
+    auto [a, b] = co_await zap::basic_when_all<FailingPlatform>(hop_and_count(pool, ledger.alive),
+                                                                hop_and_count(pool, ledger.alive));
+    ledger.runs[k] += a + b - 1;  // once, when both children ran
+    co_return a + b;
+}
+
+}  // namespace
+
+// Lazy's frames (lazy.hpp) come from operator new: each frame of a fork -
+// the outer lazy, each child, when_all's own - fails in turn. The failure
+// reaches the caller of sync_wait as std::bad_alloc (a frame that cannot be
+// made is an exception inside the body that asked for it), no child runs
+// and every frame already made is destroyed (the children's copies of
+// `alive` are gone); then the pool works.
+TEST(AllocFailure, ALazyForkWhoseFrameCannotBeMadeThrowsAndLeavesNothing) {
+    if (!ZAP_TEST_FAILS_NEW) GTEST_SKIP() << "coroutine frames come from operator new, which ThreadSanitizer owns";
+    Pool pool(2);
+    pool.warm(2);  // no worker spawn (the core's allocation) during an armed call
+    Ledger ledger;
+    const long attempts = fail_each_allocation_in_turn(ledger, [&](long k, Ledger& l) {
+        const Armed armed(k);
+        EXPECT_EQ(zap::basic_sync_wait<FailingPlatform>(fork_two(pool, l, k)), 2);
+    });
+    EXPECT_GE(attempts, 4) << "the outer frame, two children and when_all's frame: each an allocation";
+    ledger.expect_consistent(attempts + 1);
+    EXPECT_EQ(zap::basic_sync_wait<FailingPlatform>(fork_two(pool, ledger, 0)), 2);
+}
