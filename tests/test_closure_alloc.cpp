@@ -78,6 +78,13 @@ TEST(ClosureMemory, BlocksStillOutWhenTheOwnerExitsAreFreedByTheLastFree) {
 // A thread_local destroyed after the thread's CA5 (constructed before its
 // first allocation, so destroyed after) may still spawn and free a task.
 TEST(ClosureMemory, AnAllocationAfterTheThreadsExitBeganIsABlockOfItsOwn) {
+#if defined(_WIN32)
+    // MinGW-w64 runs thread_local destructors before the fiber-local slot's
+    // exit call (windows_platform.hpp at_thread_exit), so this destructor
+    // runs before CA5, with the thread's Cache still alive: the premise of
+    // the test does not hold there.
+    GTEST_SKIP() << "MinGW-w64 destroys thread_locals before the thread's exit calls (CA5) run";
+#endif
     struct LateUser {
         bool armed = false;
         ~LateUser() {

@@ -76,11 +76,11 @@ zap::Lazy<long> chain(int depth, const char* base, std::ptrdiff_t& deepest) {
 }
 
 // Hops onto the pool, then sums [first, last) on the worker; notes whether it was on a worker.
-zap::Lazy<long> sum_on(zap::ThreadPool& pool, long first, long last, std::atomic<int>& off_worker) {
+zap::Lazy<long long> sum_on(zap::ThreadPool& pool, long long first, long long last, std::atomic<int>& off_worker) {
     co_await pool.schedule();
     if (!pool.worker_index().has_value()) off_worker++;
-    long s = 0;
-    for (long i = first; i < last; ++i) s += i;
+    long long s = 0;
+    for (long long i = first; i < last; ++i) s += i;
     co_return s;
 }
 
@@ -187,11 +187,11 @@ TEST(Lazy, WhenAllFansOutOverTheWorkers) {
     for (std::uint32_t n : {1u, 2u, 4u}) {
         zap::ThreadPool pool(threads(n));
         std::atomic<int> off{0};
-        constexpr long parts = 64, per = 1000;
-        std::vector<zap::Lazy<long>> children;
-        for (long p = 0; p < parts; ++p) children.push_back(sum_on(pool, p * per, (p + 1) * per, off));
-        const std::vector<long> sums = zap::sync_wait(zap::when_all(std::move(children)));
-        const long total = std::accumulate(sums.begin(), sums.end(), 0L);
+        constexpr long long parts = 64, per = 1000;  // the total passes 2^31: long is 32 bits on Windows
+        std::vector<zap::Lazy<long long>> children;
+        for (long long p = 0; p < parts; ++p) children.push_back(sum_on(pool, p * per, (p + 1) * per, off));
+        const std::vector<long long> sums = zap::sync_wait(zap::when_all(std::move(children)));
+        const long long total = std::accumulate(sums.begin(), sums.end(), 0LL);
         EXPECT_EQ(total, parts * per * (parts * per - 1) / 2) << n << " threads";
         EXPECT_EQ(off.load(), 0) << "every child ran on a worker after its hop";
     }
