@@ -386,7 +386,7 @@ TEST(ParallelFor, BoundsOfTwoTypesUseTheirCommonType) {
     EXPECT_EQ(sum.load(), (299L * 300 - 9L * 10) / 2);
 
     std::atomic<int> calls{0};
-    pool.parallel_for(-5L, 5u, [&](long i) { calls += i >= -5 && i < 5 ? 1 : 1000; });  // long holds every unsigned
+    pool.parallel_for(-5LL, 5u, [&](long long i) { calls += i >= -5 && i < 5 ? 1 : 1000; });  // long long holds every unsigned (long does not on Windows)
     EXPECT_EQ(calls.load(), 10);
     pool.parallel_for(std::size_t{7}, 3, [&](std::size_t) { calls++; });  // first > last: empty
     EXPECT_EQ(calls.load(), 10);
