@@ -37,6 +37,11 @@ namespace failing {
 // -1: disarmed; otherwise the allocations of this thread still to let through.
 inline thread_local long countdown = -1;
 inline std::atomic<long> injected{0};
+// The injected failures that new(std::nothrow) reported as null: its caller
+// handles a null by design (windows_platform.hpp's at_thread_exit: the
+// thread's tasks then take blocks of their own, closure_alloc.hpp CA1), so
+// such a failure is absorbed, not one the call must throw.
+inline std::atomic<long> absorbed{0};
 
 inline void fail_after(long k) noexcept { countdown = k; }
 inline void disarm() noexcept { countdown = -1; }
@@ -76,6 +81,14 @@ struct FailingPlatform : zap::StdPlatform {
     if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
     throw std::bad_alloc();
 }
+[[gnu::noinline]] void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+    if (failing::fails_now()) {
+        failing::absorbed.fetch_add(1, std::memory_order_relaxed);  // a counter only
+        return nullptr;
+    }
+    return std::malloc(bytes == 0 ? 1 : bytes);
+}
 [[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory, const std::nothrow_t&) noexcept { std::free(memory); }
 [[gnu::noinline]] void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
 #endif
