@@ -85,11 +85,15 @@ zap_schemata_twin(zap_model_mutation zap_model_mutation_schemata)
 
 # The unit tests (tests/ is configured before model/) and the stress suite.
 get_directory_property(zap_unit_tests DIRECTORY ${PROJECT_SOURCE_DIR}/tests DEFINITION ZAP_UNIT_TESTS)
+# As the unit tests themselves, the twins share one precompiled header of
+# GoogleTest's and zap's headers (the copy's): test_spin_schemata's, the twin
+# built in every configuration.
+zap_schemata_program(test_spin_schemata ${PROJECT_SOURCE_DIR}/tests/test_spin.cpp GTEST)
+target_precompile_headers(test_spin_schemata PRIVATE <gtest/gtest.h> <zap/zap.hpp>)
 foreach(name ${zap_unit_tests})
-  if(name STREQUAL "spin")
-    zap_schemata_program(test_spin_schemata ${PROJECT_SOURCE_DIR}/tests/test_spin.cpp GTEST)
-  else()
+  if(NOT name STREQUAL "spin")
     zap_schemata_program(test_${name}_schemata ${PROJECT_SOURCE_DIR}/tests/test_${name}.cpp ${zap_mutant_only} GTEST)
+    target_precompile_headers(test_${name}_schemata REUSE_FROM test_spin_schemata)
   endif()
   zap_schemata_twin(test_${name} test_${name}_schemata)
 endforeach()
