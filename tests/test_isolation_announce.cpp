@@ -61,17 +61,13 @@ struct GatePlatform : zap::StdPlatform {
         while (!open.load()) std::this_thread::sleep_for(100us);
     }
 
+    // The production atomic with the gate in front of its fetch_sub.
     template <class T>
-    class Atomic : public zap::StdPlatform::Atomic<T> {
-        using Base = zap::StdPlatform::Atomic<T>;
-
-    public:
-        constexpr Atomic() noexcept = default;
-        constexpr explicit Atomic(T initial) noexcept : Base(initial) {}
-
+    struct Atomic : zap::StdPlatform::Atomic<T> {
+        using zap::StdPlatform::Atomic<T>::Atomic;
         T fetch_sub(T value, std::memory_order order, Loc loc = Loc::current()) noexcept {
             stop_at(loc);
-            return Base::fetch_sub(value, order, loc);
+            return zap::StdPlatform::Atomic<T>::fetch_sub(value, order, loc);
         }
     };
 
