@@ -12,7 +12,7 @@
 // the other worker has searched, missed the queue and gone to sleep; then
 // lets it go. A task that is never announced waits for ever beside the
 // sleeping worker; a watchdog far above the microseconds each case takes
-// reports it and ends the process (the pool cannot be joined then).
+// reports it and ends the process.
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -98,11 +98,17 @@ bool wait_until(const std::function<bool()>& ready) {
     return true;
 }
 
+// Reports and ends the process: the pool cannot be joined with a task
+// stranded. exit(), not _Exit(): the process's exit handlers run (a mutant
+// run's coverage report is one); the pool's threads are never joined. The
+// first report ends it; a second watchdog that fires meanwhile waits.
 [[noreturn]] void give_up(const char* what) {
+    static std::atomic<bool> reported{false};
+    while (reported.exchange(true)) std::this_thread::sleep_for(1s);
     std::fprintf(stderr, "%s (after %lld s)\n", what, static_cast<long long>(watchdog.count()));
     ADD_FAILURE() << what;
     std::fflush(nullptr);
-    std::_Exit(1);
+    std::exit(1);
 }
 
 void expect(const std::function<bool()>& ready, const char* otherwise) {
