@@ -211,6 +211,32 @@ TEST(Isolation, OverflowPastTheRingOnOneThread) {
     EXPECT_EQ(outside.load(), 300);
 }
 
+// Tasks of another region above the region's newest task in the waiter's own
+// ring: a nested isolate() leaves two tasks of its region there, after the
+// outer region's child. The outer wait takes both back to reach its child
+// (I3a) and must put them back before it runs it (IS2). One worker, so
+// nobody else takes them: a task dropped there never runs, and join()
+// returns without it (no hang to wait for).
+TEST(Isolation, TasksAboveTheRegionsNewestTaskInTheRingStillRun) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    std::atomic<bool> child_ran{false};
+    std::atomic<int> inner_ran{0};
+    pool.submit([&] {
+        pool.isolate([&] {
+            zap::TaskGroup group(pool);
+            group.run([&] { child_ran = true; });  // the outer region's task, in the ring
+            pool.isolate([&] {                      // the inner region's: above it, foreign to the outer wait
+                for (int i = 0; i < 2; ++i) pool.spawn([&] { ++inner_ran; });
+            });
+            group.wait();
+        });
+    }).get();
+    pool.shutdown();
+    pool.join();
+    EXPECT_TRUE(child_ran.load());
+    EXPECT_EQ(inner_ran.load(), 2) << "the isolated wait lost the tasks it took back from above its region's task";
+}
+
 TEST(Isolation, ReturnsTheValueAndPropagatesExceptions) {
     zap::ThreadPool pool(zap::Config{.max_threads = 2});
     EXPECT_EQ(pool.isolate([] { return 7; }), 7);  // outside a worker: just calls f
