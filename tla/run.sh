@@ -31,14 +31,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-# TLC_JOBS configurations are checked at once (default 1), each with
-# TLC_WORKERS worker threads (default: 2, the machine's cores, when one at a
-# time, else 1). Two at a time suits many small configurations (tla.teeth:
-# 94 s against 109 s), whose runs are mostly the JVM starting; not the large
-# ones (the claims: 373 s against about 340 s), whose 2 workers share a
-# state queue.
-jobs=${TLC_JOBS:-1}
-if [ "$jobs" -gt 1 ]; then workers=${TLC_WORKERS:-1}; else workers=${TLC_WORKERS:-2}; fi
+workers=${TLC_WORKERS:-2}
 
 # name            expectation                 deep-only
 configs=(
@@ -167,15 +160,28 @@ config_properties() {
 # line matching $2.
 tlc_said() { [ "$rc" -eq "$1" ] && grep -q "$2" "$out"; }
 
-# check_config NAME EXPECT DEEPONLY MODULE: runs TLC on one configuration and
-# writes its row of the table to $tmp/NAME.row, plus TLC's last lines to
-# $tmp/NAME.fail when the outcome was not the expected one.
-check_config() {
-  local name=$1 expect=$2 deeponly=$3 module=$4
-  local cfg="$here/$name.cfg" out="$tmp/$name.out" start rc secs distinct depth result
+failures=0
+printf '%-20s %-30s %-9s %10s %6s %8s\n' config expected result distinct depth seconds
+for line in "${configs[@]}"; do
+  read -r name expect deeponly module <<<"$line"
+  module=${module:-Pool}
+  if [ ${#only[@]} -gt 0 ]; then
+    match=no
+    for o in "${only[@]}"; do [ "$o" = "$name" ] && match=yes; done
+    [ $match = yes ] || continue
+  elif [ "$deeponly" = yes ] && [ $deep = no ]; then
+    continue
+  fi
+  case "$kind:$expect" in
+    teeth:pass) continue ;;  # a claim, not a seeded failure
+    claims:pass | all:* | teeth:*) ;;
+    claims:*) continue ;;    # a seeded failure, not a claim
+  esac
+  cfg="$here/$name.cfg"
+  out="$tmp/$name.out"
   start=$(date +%s%N)
   # TLC resolves the spec's module relative to the working directory.
-  local extra=()
+  extra=()
   # Large liveness runs: check the temporal properties once, at the end,
   # instead of again and again on the growing graph.
   [ "$deeponly" = yes ] && extra=(-lncheck final)
@@ -197,51 +203,12 @@ check_config() {
     *)           false ;;
   esac && result=ok || result=FAIL
   printf '%-20s %-30s %-9s %10s %6s %8s\n' "$name" "$expect" "$result" \
-    "${distinct:-?}" "${depth:-?}" "$secs" >"$tmp/$name.row"
+    "${distinct:-?}" "${depth:-?}" "$secs"
   if [ $result != ok ]; then
-    { echo "---- TLC output of $name (exit code $rc), last 40 lines:"
-      tail -40 "$out"
-      echo "----"; } >"$tmp/$name.fail"
-  fi
-}
-
-# The configurations selected by the arguments, in the table's order.
-selected=()
-for line in "${configs[@]}"; do
-  read -r name expect deeponly module <<<"$line"
-  if [ ${#only[@]} -gt 0 ]; then
-    match=no
-    for o in "${only[@]}"; do [ "$o" = "$name" ] && match=yes; done
-    [ $match = yes ] || continue
-  elif [ "$deeponly" = yes ] && [ $deep = no ]; then
-    continue
-  fi
-  case "$kind:$expect" in
-    teeth:pass) continue ;;  # a claim, not a seeded failure
-    claims:pass | all:* | teeth:*) ;;
-    claims:*) continue ;;    # a seeded failure, not a claim
-  esac
-  selected+=("$name $expect $deeponly ${module:-Pool}")
-done
-
-# $jobs TLC runs at a time.
-for line in "${selected[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-  # shellcheck disable=SC2086
-  check_config $line &
-done
-wait
-
-failures=0
-printf '%-20s %-30s %-9s %10s %6s %8s\n' config expected result distinct depth seconds
-for line in "${selected[@]}"; do
-  read -r name _ <<<"$line"
-  if [ ! -f "$tmp/$name.row" ]; then
     failures=$((failures + 1))
-    echo "$name: no outcome (the check itself failed)"
-  elif cat "$tmp/$name.row" && [ -f "$tmp/$name.fail" ]; then
-    failures=$((failures + 1))
-    cat "$tmp/$name.fail"
+    echo "---- TLC output of $name (exit code $rc), last 40 lines:"
+    tail -40 "$out"
+    echo "----"
   fi
 done
 
