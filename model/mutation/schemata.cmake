@@ -97,6 +97,17 @@ foreach(name ${zap_unit_tests})
   endif()
   zap_schemata_twin(test_${name} test_${name}_schemata)
 endforeach()
+# The std::execution test (tests/test_execution.cpp, zap_test_execution) is
+# built only where stdexec compiles (cmake/zap_stdexec.cmake); its twin is
+# the one check that runs execution.hpp, and the one unit test that runs
+# schedule_operation.hpp through a scheduler.
+include(${PROJECT_SOURCE_DIR}/cmake/zap_stdexec.cmake)
+if(ZAP_STDEXEC_SKIP STREQUAL "")
+  zap_schemata_program(test_execution_schemata ${PROJECT_SOURCE_DIR}/tests/test_execution.cpp ${zap_mutant_only} GTEST)
+  target_include_directories(test_execution_schemata SYSTEM PRIVATE ${ZAP_STDEXEC_DIR})
+  target_link_libraries(test_execution_schemata PRIVATE ${ZAP_STDEXEC_LIBS})
+  zap_schemata_twin(zap_test_execution test_execution_schemata)
+endif()
 zap_schemata_program(zap_stress_schemata ${PROJECT_SOURCE_DIR}/stress/main.cpp ${zap_mutant_only})
 zap_schemata_twin(zap_stress zap_stress_schemata)
 file(GENERATE OUTPUT ${ZAP_SCHEMATA_DIR}/twins.json CONTENT "{\n${ZAP_SCHEMATA_TWINS}  \"\": \"\"\n}\n")
