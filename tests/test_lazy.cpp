@@ -189,6 +189,15 @@ TEST(Lazy, OneAllocationPerLazyAndNoneForTheHopsAndJoins) {
     const long made = heap_allocations.load() - before;
     EXPECT_EQ(a + b, 190);
     EXPECT_EQ(made, 3) << "three frames (two children and when_all's), nothing else";
+    // The vector form: when_all's frame and one buffer for the results
+    // (the children's frames are made before, by calling them).
+    std::vector<zap::Lazy<long long>> children;
+    for (int i = 0; i < 64; ++i) children.push_back(sum_on(pool, i, i + 1, off));
+    const long before_vector = heap_allocations.load();
+    const auto sums = zap::sync_wait(zap::when_all(std::move(children)));
+    const long made_vector = heap_allocations.load() - before_vector;
+    EXPECT_EQ(std::accumulate(sums.begin(), sums.end(), 0LL), 2016);
+    EXPECT_EQ(made_vector, 2) << "when_all's frame and the results' one buffer, nothing else";
 }
 
 TEST(Lazy, WhenAllOffThePoolRunsTheChildrenInline) {
