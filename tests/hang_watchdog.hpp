@@ -49,11 +49,12 @@ public:
 private:
     // Shared with the watching thread, and never freed: that thread is
     // detached and may outlive the listener (GoogleTest deletes its
-    // listeners when the process exits).
+    // listeners when the process exits). A static pointer, so that a leak
+    // checker at exit still reaches it.
     struct Watch {
         std::mutex mutex;
-        unsigned long starts = 0;
-        bool ended = false;
+        unsigned long starts;  // zero: made by new Watch{}
+        bool ended;
     };
 
     static void watch(Watch* watch) {
@@ -89,8 +90,8 @@ private:
         std::exit(1);
     }
 
-    Watch* watch_ = [] {
-        auto* watch = new Watch;
+    static inline Watch* const watch_ = [] {
+        auto* watch = new Watch{};
         std::thread(&HangWatchdog::watch, watch).detach();
         return watch;
     }();
