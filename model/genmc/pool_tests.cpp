@@ -15,8 +15,9 @@
 // (a lost wake-up).
 //
 // Registered (model/genmc/CMakeLists.txt): pool_join_no_worker,
-// pool_notify_wait and pool_warm. pool_spin, pool_shutdown_join and
-// pool_spawn_fails did not finish in minutes yet (docs/model.md section 7).
+// pool_shutdown_publishes, pool_warm_fails, pool_notify_wait and pool_warm.
+// pool_spin, pool_shutdown_join, pool_spawn_fails and pool_schedule_race
+// did not finish in minutes yet (docs/model.md section 7).
 #include "harness.hpp"
 
 #include <zap/pool_core.hpp>
@@ -149,6 +150,79 @@ void pool_warm() {
     pool->schedule(tasks[0]);
     delete_pool(pool);
     expect_each_once(tasks);
+}
+
+// A2 against A5, the store-buffering pair: two schedule() calls in a row,
+// the second racing the wake-up of the worker the first spawned. Its
+// notify() may read `notified` as the first one left it (set, before the
+// worker's CAS cleared it) and return; then the worker's search, after its
+// fence, must see the second push (P4), or the task is stranded while the
+// worker sleeps and await() never ends (a liveness error). Weakening
+// either fence to acq_rel lets both sides read old values.
+void pool_schedule_race() {
+    Flagged<> tasks[2];
+    Pool<>* pool = new_pool();
+    pool->schedule(tasks[0]);
+    pool->schedule(tasks[1]);
+    await(tasks[0]);
+    await(tasks[1]);
+    delete_pool(pool);
+    expect_each_once(tasks);
+}
+
+// B1's release half: what shutdown()'s caller did before it happens before
+// join() returns, on another thread. The worker is held in a task until
+// the closer has shut down (a relaxed gate: it orders nothing), so it is
+// not idle at shutdown and the CAS takes no closer: the only path from the
+// closer to the joiner is the release sequence the CAS heads, continued by
+// the worker's unregister() (B3). The worker's own writes (its thread
+// handle, which join() reads) come through unregister()'s release.
+struct Gated : zap::BasicTask<P> {
+    Gated() noexcept : zap::BasicTask<P>(&hold) {}
+    static void hold(zap::BasicTask<P>* t) noexcept {
+        auto* self = static_cast<Gated*>(t);
+        __VERIFIER_loop_begin();
+        __VERIFIER_spin_start();
+        __VERIFIER_spin_end(self->open.load(std::memory_order_relaxed) != 0);  // orders nothing
+    }
+    std::atomic<int> open{0};
+};
+
+void pool_shutdown_publishes() {
+    Gated task;
+    int before_shutdown = 0;
+    Pool<>* pool = new_pool();
+    pool->schedule(task);  // spawns the worker, which runs the task
+    auto closer = [&] {
+        before_shutdown = 1;
+        pool->shutdown();
+        task.open.store(1, std::memory_order_relaxed);
+    };
+    pthread_t c = go(closer);
+    pool->join();
+    assert(before_shutdown == 1 && "what shutdown()'s caller did happens before join() returns (B1)");
+    join(c);  // first: the destructor's wait for the closer's call (B7) is a poll
+    delete_pool(pool);
+}
+
+// A7 against B1: warm() on another thread, its spawn failing, racing
+// shutdown() and join(). When shutdown() comes between warm()'s
+// reservation and the failed spawn's give-back, the give-back takes
+// spawned to 0 after shutdown: no worker will notify the join event, so
+// the failed spawn must (B3, holding a closer, P5), or join() sleeps for
+// ever (the seed spawn-failed-no-join-notify).
+struct FailingSpawn : P {
+    static bool spawn(const zap::ThreadOptions&, void* (*)(void*), void*) noexcept { return false; }
+};
+
+void pool_warm_fails() {
+    Pool<FailingSpawn>* pool = new_pool<FailingSpawn>();
+    auto warmer = [&] { pool->warm(1); };
+    pthread_t w = go(warmer);
+    pool->shutdown();
+    pool->join();
+    join(w);  // warm() returns before the pool is destroyed, as any call must
+    delete_pool(pool);
 }
 
 // A7: a spawn that may fail (at either schedule()): the reservations go
