@@ -36,9 +36,17 @@ public:
     static constexpr std::chrono::seconds child_limit{10};  // a death test's child
 
     // Each start counts: a test run again (--gtest_repeat) starts afresh.
-    void OnTestStart(const testing::TestInfo&) override {
+    // The name is taken here, on the thread that runs the tests: the
+    // watching thread never reads GoogleTest's own state, which changes
+    // under it without a lock it could take (ThreadSanitizer saw that race).
+    void OnTestStart(const testing::TestInfo& test) override {
         std::lock_guard lock(watch_->mutex);
         ++watch_->starts;
+        watch_->test = std::string(test.test_suite_name()) + "." + test.name();
+    }
+    void OnTestEnd(const testing::TestInfo&) override {
+        std::lock_guard lock(watch_->mutex);
+        watch_->test.clear();
     }
     // GoogleTest's state ends with the program: no look at it after this.
     void OnTestProgramEnd(const testing::UnitTest&) override {
@@ -55,37 +63,45 @@ private:
         std::mutex mutex;
         unsigned long starts;  // zero: made by new Watch{}
         bool ended;
+        std::string test;  // the running test; empty between tests
     };
 
+    // A death test's child runs one test and receives no events: it is
+    // known by its command line, and watched from its start.
+    static bool death_test_child() {
+        std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+        if (f == nullptr) return false;
+        std::string line;
+        for (int c; (c = std::fgetc(f)) != EOF;) line += static_cast<char>(c);
+        std::fclose(f);
+        return line.find("--gtest_internal_run_death_test") != std::string::npos;
+    }
+
     static void watch(Watch* watch) {
-        const testing::TestInfo* test = nullptr;
+        const bool child = death_test_child();
+        const auto limit_here = child ? child_limit : limit;
+        std::string test = child ? "a death test's child" : "";
         unsigned long starts = 0;
         auto since = std::chrono::steady_clock::now();
         for (;;) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
             std::lock_guard lock(watch->mutex);
             if (watch->ended) return;
-            const testing::TestInfo* now = testing::UnitTest::GetInstance()->current_test_info();
-            if (now != test || watch->starts != starts) {
-                test = now;
+            if (!child && (watch->test != test || watch->starts != starts)) {
+                test = watch->test;
                 starts = watch->starts;
                 since = std::chrono::steady_clock::now();
-            } else if (test != nullptr && std::chrono::steady_clock::now() - since > own_limit()) {
-                report(std::string(test->test_suite_name()) + "." + test->name());
+            } else if (!test.empty() && std::chrono::steady_clock::now() - since > limit_here) {
+                report(test, limit_here);
             }
         }
     }
 
-    static std::chrono::seconds own_limit() {
-        return testing::internal::InDeathTestChild() ? child_limit : limit;
-    }
-
     // exit(), not _Exit(): the process's exit handlers run (a mutant run's
     // coverage report is one); the hung threads are never joined.
-    [[noreturn]] static void report(const std::string& test) {
+    [[noreturn]] static void report(const std::string& test, std::chrono::seconds after) {
         std::fprintf(stderr, "hang: %s has not ended after %lld s\n", test.c_str(),
-                     static_cast<long long>(own_limit().count()));
-        ADD_FAILURE() << test << " hangs";
+                     static_cast<long long>(after.count()));
         std::fflush(nullptr);
         std::exit(1);
     }
