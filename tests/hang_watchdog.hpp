@@ -77,22 +77,23 @@ private:
         return line.find("--gtest_internal_run_death_test") != std::string::npos;
     }
 
+    // Allocates nothing while it watches (the tests count every operator
+    // new of the process): the name is copied only for a report.
     static void watch(Watch* watch) {
         const bool child = death_test_child();
         const auto limit_here = child ? child_limit : limit;
-        std::string test = child ? "a death test's child" : "";
         unsigned long starts = 0;
         auto since = std::chrono::steady_clock::now();
         for (;;) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
             std::lock_guard lock(watch->mutex);
             if (watch->ended) return;
-            if (!child && (watch->test != test || watch->starts != starts)) {
-                test = watch->test;
+            const bool running = child || !watch->test.empty();
+            if (!child && watch->starts != starts) {
                 starts = watch->starts;
                 since = std::chrono::steady_clock::now();
-            } else if (!test.empty() && std::chrono::steady_clock::now() - since > limit_here) {
-                report(test, limit_here);
+            } else if (running && std::chrono::steady_clock::now() - since > limit_here) {
+                report(child ? std::string("a death test's child") : watch->test, limit_here);
             }
         }
     }
