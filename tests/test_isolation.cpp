@@ -213,36 +213,11 @@ TEST(Isolation, OverflowPastTheRingOnOneThread) {
     EXPECT_EQ(outside.load(), 300);
 }
 
-// Tasks of another region above the region's newest task in the waiter's own
-// ring: a nested isolate() leaves two tasks of its region there, after the
-// outer region's child. The outer wait takes both back to reach its child
-// (I3a) and must put them back before it runs it (IS2). One worker, so
-// nobody else takes them: a task dropped there never runs, and join()
-// returns without it (no hang to wait for).
-TEST(Isolation, TasksAboveTheRegionsNewestTaskInTheRingStillRun) {
-    zap::ThreadPool pool(zap::Config{.max_threads = 1});
-    std::atomic<bool> child_ran{false};
-    std::atomic<int> inner_ran{0};
-    pool.submit([&] {
-        pool.isolate([&] {
-            zap::TaskGroup group(pool);
-            group.run([&] { child_ran = true; });  // the outer region's task, in the ring
-            pool.isolate([&] {                      // the inner region's: above it, foreign to the outer wait
-                for (int i = 0; i < 2; ++i) pool.spawn([&] { ++inner_ran; });
-            });
-            group.wait();
-        });
-    }).get();
-    pool.shutdown();
-    pool.join();
-    EXPECT_TRUE(child_ran.load());
-    EXPECT_EQ(inner_ran.load(), 2) << "the isolated wait lost the tasks it took back from above its region's task";
-}
-
 // I1: the region ends with the call. A task created before isolate() is of
 // the outer region (none here), and a wait after the call must run it again:
 // on one worker nobody else can. A thread left in the region after the call
-// would wait for it, isolated, until the timeout.
+// would wait for it, isolated, until the timeout. (Before the next test,
+// which would hang then: its outer wait could not run its own child.)
 TEST(Isolation, AWaitAfterTheCallRunsATaskCreatedBeforeIt) {
     zap::ThreadPool pool(zap::Config{.max_threads = 1});
     zap::WaitGroup child;
@@ -278,6 +253,32 @@ TEST(Isolation, EveryTaskOfABatchScheduledInsideIsOfTheRegion) {
         ran.wait();  // outside the region: runs what the isolated wait could not
     }).get();
     EXPECT_TRUE(waited) << "the isolated wait did not run every task of a batch scheduled inside the call (I2)";
+}
+
+// Tasks of another region above the region's newest task in the waiter's own
+// ring: a nested isolate() leaves two tasks of its region there, after the
+// outer region's child. The outer wait takes both back to reach its child
+// (I3a) and must put them back before it runs it (IS2). One worker, so
+// nobody else takes them: a task dropped there never runs, and join()
+// returns without it (no hang to wait for).
+TEST(Isolation, TasksAboveTheRegionsNewestTaskInTheRingStillRun) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    std::atomic<bool> child_ran{false};
+    std::atomic<int> inner_ran{0};
+    pool.submit([&] {
+        pool.isolate([&] {
+            zap::TaskGroup group(pool);
+            group.run([&] { child_ran = true; });  // the outer region's task, in the ring
+            pool.isolate([&] {                      // the inner region's: above it, foreign to the outer wait
+                for (int i = 0; i < 2; ++i) pool.spawn([&] { ++inner_ran; });
+            });
+            group.wait();
+        });
+    }).get();
+    pool.shutdown();
+    pool.join();
+    EXPECT_TRUE(child_ran.load());
+    EXPECT_EQ(inner_ran.load(), 2) << "the isolated wait lost the tasks it took back from above its region's task";
 }
 
 TEST(Isolation, ReturnsTheValueAndPropagatesExceptions) {
