@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
 #include "os_probe.hpp"
 
 #include <atomic>
@@ -100,25 +101,58 @@ char thread_state(long tid) {
 // 10 s, where the tests below would wait for their minute.
 TEST(PortableTimedWaits, AWakeReachesATimedWaiterAsleepInEveryBucket) {
     using Platform = zap::PortablePlatform;
+    if (thread_state(static_cast<long>(syscall(SYS_gettid))) == 0)
+        GTEST_SKIP() << "/proc does not report thread states";
     static Platform::Atomic<std::uint32_t> words[64];  // adjacent: one in each bucket
     for (auto& word : words) {
         std::atomic<long> tid{0};
+        std::atomic<bool> returned{false};
         bool woke = false;
         std::thread sleeper([&] {
             const std::chrono::nanoseconds ten_seconds = 10s;
             tid = static_cast<long>(syscall(SYS_gettid));
             woke = Platform::futex_wait(word, 0, &ten_seconds);
+            returned = true;
         });
         while (tid.load() == 0) std::this_thread::yield();
-        char state = 0;
-        while ((state = thread_state(tid.load())) != 'S' && state != 0) std::this_thread::yield();
+        // Asleep within microseconds; the 10 s only end the wait on a system
+        // whose /proc never says so.
+        const auto until = Clock::now() + 10s;
+        bool asleep = false;
+        while (!returned.load() && !(asleep = thread_state(tid.load()) == 'S') && Clock::now() < until)
+            std::this_thread::yield();
+        const bool unseen = !asleep && !returned.load();
         word.store(1, std::memory_order_release);
         Platform::futex_wake(word, 1);
         sleeper.join();
-        if (state == 0) GTEST_SKIP() << "/proc does not report the threads' state";
         ASSERT_TRUE(woke) << "bucket " << &word - words << ": a timed waiter asleep missed the wake of its word";
+        if (unseen) GTEST_SKIP() << "the waiter's thread was never seen asleep";
     }
 }
+
+// An untimed portable wait sleeps (std::atomic::wait) until the wake: seen
+// asleep in /proc, not returning over and over as a spurious wake-up may.
+TEST(PortableTimedWaits, AnUntimedWaitSleeps) {
+    using Platform = zap::PortablePlatform;
+    if (thread_state(static_cast<long>(syscall(SYS_gettid))) == 0)
+        GTEST_SKIP() << "/proc does not report thread states";
+    Platform::Atomic<std::uint32_t> word{0};
+    std::atomic<long> tid{0};
+    std::thread sleeper([&] {
+        tid = static_cast<long>(syscall(SYS_gettid));
+        while (word.load(std::memory_order_acquire) == 0) Platform::futex_wait(word, 0, nullptr);
+    });
+    while (tid.load() == 0) std::this_thread::yield();
+    // Within microseconds; the 10 s only end the test if it never sleeps.
+    const auto until = Clock::now() + 10s;
+    bool asleep = false;
+    while (!(asleep = thread_state(tid.load()) == 'S') && Clock::now() < until) std::this_thread::sleep_for(1ms);
+    word.store(1, std::memory_order_release);
+    Platform::futex_wake(word, 1);
+    sleeper.join();
+    EXPECT_TRUE(asleep) << "an untimed futex_wait never slept: it returned at once, again and again";
+}
+
 #endif
 
 // PF2 notifies only when PF1 has counted a timed waiter in: a wake of a word
@@ -128,8 +162,8 @@ TEST(PortableTimedWaits, AWakeWithNoTimedWaiterInsideNotifiesNobody) {
     if (!ZAP_TEST_COUNTS_BROADCASTS) GTEST_SKIP() << "the broadcasts are not counted in this build";
     using Platform = zap::PortablePlatform;
     static Platform::Atomic<std::uint32_t> word{1};
-    const std::chrono::nanoseconds minute = 60s;
-    EXPECT_TRUE(Platform::futex_wait(word, 0, &minute));  // the word differs: in, out at once
+    const std::chrono::nanoseconds ten_seconds = 10s;
+    EXPECT_TRUE(Platform::futex_wait(word, 0, &ten_seconds));  // the word differs: in, out at once
     const long before = broadcasts.load();
     Platform::futex_wake(word, 1);
     EXPECT_EQ(broadcasts.load() - before, 0) << "a wake notified the timed waiters of a bucket that none is inside";
@@ -166,8 +200,8 @@ TYPED_TEST_SUITE(StdPlatform, Platforms);
 
 TYPED_TEST(StdPlatform, WaitReturnsAtOnceWhenTheWordDiffers) {
     typename TestFixture::Word word{1};
-    const std::chrono::nanoseconds long_timeout = 60s;
-    EXPECT_TRUE(TypeParam::futex_wait(word, 0, &long_timeout));  // a timeout would take a minute
+    const std::chrono::nanoseconds long_timeout = 10s;
+    EXPECT_TRUE(TypeParam::futex_wait(word, 0, &long_timeout));  // a timeout would take 10 s (and return false)
     TypeParam::futex_wait(word, 0, nullptr);                     // would never return if it slept
 }
 
