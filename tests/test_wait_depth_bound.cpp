@@ -35,11 +35,18 @@ void chain(zap::ThreadPool& pool, std::uint32_t levels, Depths& d) {
 TEST(WaitDepthBound, AChainOfWaitsNestsExactlyTheBound) {
     constexpr std::uint32_t bound = zap::detail::WaitDepth::max_wait_depth;
     zap::ThreadPool pool(zap::Config{.max_threads = 1});
-    Depths d;
-    pool.submit([&] { chain(pool, bound + 16, d); }).get();
+    Depths d, again;
+    std::uint32_t after = bound;
+    pool.submit([&] {
+        chain(pool, bound + 16, d);
+        chain(pool, bound + 16, again);  // the bound counts waits in progress, not waits ever made
+        after = zap::detail::WaitDepth::current();
+    }).get();
     EXPECT_EQ(d.deepest, bound) << "waits in progress on the worker at the deepest child of a chain of "
                                 << bound + 16 << " TaskGroups";
     EXPECT_EQ(d.deepest_own, bound) << "the chain's own count of its waits in progress at its deepest child";
+    EXPECT_EQ(again.deepest_own, bound) << "a second chain on the same worker, after the first has returned";
+    EXPECT_EQ(after, 0u) << "waits in progress on the worker once every wait has returned";
 }
 
 }  // namespace
