@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #if defined(__linux__)
 #include <zap/linux_platform.hpp>
 
@@ -84,6 +86,37 @@ struct Waiters {
         std::this_thread::sleep_for(50ms);  // let every waiter fall asleep (not asserted: only counted)
     }
 };
+
+// A helping wait with nothing to run sleeps on its worker's helper word
+// (H5) until its group's last done() wakes it (K2): it does not spin for as
+// long as the group is not done. Counted through the platform: the only
+// worker is the only thread that enters futex_wait here. Eight rounds on
+// the one worker, each done() coming once the wait sleeps: every sleep must
+// leave the word as it found it (H5's leave), or a later done() finds no
+// sleeper announced and wakes nobody (the hang watchdog reports it).
+TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
+    Pool pool(zap::Config{.max_threads = 1});
+    for (int round = 0; round < 8; ++round) {
+        Group group;
+        group.add(1);
+        std::atomic<bool> started{false}, returned{false};
+        pool.spawn([&] {
+            started = true;
+            group.wait();
+            returned = true;
+        });
+        while (!started.load()) std::this_thread::yield();
+        // Within microseconds; the 10 s only end the wait if it never sleeps.
+        const auto until = std::chrono::steady_clock::now() + 10s;
+        while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(1ms);
+        const int asleep = WakeCounting::sleeping.load();
+        group.done();
+        while (!returned.load()) std::this_thread::yield();
+        ASSERT_GT(asleep, 0) << "round " << round
+                             << ": a helping wait with nothing to run never slept: it spun (helping_wait.hpp H5)";
+    }
+}
 
 // 8 workers, 8 groups, each waited for by a task; each group's last done()
 // comes from this thread, one at a time. Before helpers had a word each, every sleeping

@@ -7,6 +7,8 @@
 // on a promise X fulfils after wait()). If X's helping wait picks T up,
 // neither finishes. Every blocking wait here has a watchdog: a deadlock is a
 // failed check after the watchdog's deadline, never a hung test.
+#include "held_wake_platform.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -211,6 +213,48 @@ TEST(Isolation, OverflowPastTheRingOnOneThread) {
     EXPECT_EQ(outside.load(), 300);
 }
 
+// I1: the region ends with the call. A task created before isolate() is of
+// the outer region (none here), and a wait after the call must run it again:
+// on one worker nobody else can. A thread left in the region after the call
+// would wait for it, isolated, until the timeout. (Before the next test,
+// which would hang then: its outer wait could not run its own child.)
+TEST(Isolation, AWaitAfterTheCallRunsATaskCreatedBeforeIt) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    zap::WaitGroup child;
+    bool waited = false;
+    pool.submit([&] {
+        child.add();
+        pool.spawn([&] { child.done(); });  // created before the call, outside any region
+        pool.isolate([] {});
+        waited = child.wait_for(watchdog);  // a helping wait again: runs the child
+    }).get();
+    child.wait();  // from outside the pool: the worker runs the child once the task has returned
+    EXPECT_TRUE(waited) << "after isolate() returned, a wait did not run a task created before the call (I1)";
+}
+
+// I2 for a batch: every task of a batch scheduled inside isolate() is of the
+// region, not only the first. One worker, so the isolated wait is the only
+// one that can run them before the call returns.
+TEST(Isolation, EveryTaskOfABatchScheduledInsideIsOfTheRegion) {
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    static zap::WaitGroup* group = nullptr;
+    zap::WaitGroup ran;
+    group = &ran;
+    std::vector<zap::Task> tasks(3, zap::Task([](zap::Task*) { group->done(); }));
+    bool waited = false;
+    pool.submit([&] {
+        pool.isolate([&] {
+            ran.add(3);
+            zap::Batch batch;
+            for (zap::Task& task : tasks) batch.push(task);
+            pool.schedule(std::move(batch));
+            waited = ran.wait_for(watchdog);
+        });
+        ran.wait();  // outside the region: runs what the isolated wait could not
+    }).get();
+    EXPECT_TRUE(waited) << "the isolated wait did not run every task of a batch scheduled inside the call (I2)";
+}
+
 // Tasks of another region above the region's newest task in the waiter's own
 // ring: a nested isolate() leaves two tasks of its region there, after the
 // outer region's child. The outer wait takes both back to reach its child
@@ -327,4 +371,35 @@ TEST(IsolationLimits, AProgressLoopOfWaitForInsideIsolateLetsAChildWaitOnTheWait
         ASSERT_TRUE(saw_progress.load()) << "round " << round << ": the waiter ran the child that waited for it";
         EXPECT_GT(timeouts, 0);
     }
+}
+
+TEST(IsolationLimits, AnIsolatedWaitSleepsInsteadOfSpinning) {
+    // I4: an isolated wait that finds nothing of its region sleeps on its
+    // helper word (a short spin, then timed futex waits: backoff.hpp) until
+    // the group's last done() or the next timeout; it does not spin for as
+    // long as the group is not done. Here the group is done by a thread
+    // outside the pool once the wait has slept (HeldWakePlatform counts the
+    // timed futex waits; the only worker is the only thread that makes any).
+    using Pool = zap::BasicThreadPool<HeldWakePlatform>;
+    Pool pool(zap::Config{.max_threads = 1});
+    zap::BasicWaitGroup<HeldWakePlatform> outside;
+    outside.add();
+    std::atomic<bool> started{false}, returned{false};
+    pool.spawn([&] {
+        started = true;
+        pool.isolate([&] { outside.wait(); });
+        returned = true;
+    });
+    while (!started.load()) std::this_thread::yield();
+    HeldWakePlatform::timed_waits = 0;
+    // Within microseconds; the 10 s only end the test if it never sleeps.
+    const auto until = std::chrono::steady_clock::now() + watchdog;
+    while (HeldWakePlatform::timed_waits.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    const long slept = HeldWakePlatform::timed_waits.load();
+    outside.done();
+    while (!returned.load()) std::this_thread::yield();
+    pool.shutdown();
+    pool.join();
+    EXPECT_GT(slept, 0) << "the isolated wait never slept while its group was not done: it spun (isolation.hpp I4)";
 }

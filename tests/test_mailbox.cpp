@@ -4,6 +4,7 @@
 // value with the caller, receive_for times out.
 #include "test_platforms.hpp"
 
+#include <zap/lock.hpp>
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -257,4 +258,47 @@ TEST(MailboxSeal, APipelineWhoseLastProducerSealsLosesNothing) {
         ASSERT_EQ(received.load(), total) << "round " << round;
         EXPECT_EQ(received_sum.load(), static_cast<long>(total) * (total - 1) / 2);
     }
+}
+
+// ---- the lock under the mailbox's and the object pool's queue (lock.hpp) ----
+
+// Step 1: the uncontended lock() takes the word with one CAS and leaves it
+// LOCKED, so its unlock() has nobody to wake: no futex call on either side.
+TEST(Lock, AnUncontendedLockMakesNoFutexCall) {
+    using Platform = zap_test::CountingPlatform;
+    zap::detail::Lock<Platform> lock;
+    Platform::waits = 0;
+    Platform::wakes = 0;
+    for (int i = 0; i < 3; ++i) {
+        lock.lock();
+        lock.unlock();
+    }
+    EXPECT_EQ(Platform::wakes.load(), 0) << "an unlock() after an uncontended lock() woke the futex (lock.hpp step 1)";
+    EXPECT_EQ(Platform::waits.load(), 0);
+}
+
+// Step 2: a lock() that finds the lock held sleeps on the futex until the
+// holder's unlock() wakes it; it does not spin for as long as the lock is
+// held (a holder preempted for a time slice would cost the spinner as much,
+// and a spinner of higher priority would keep the holder from running).
+TEST(Lock, AContendedLockSleepsOnTheFutex) {
+    using Platform = zap_test::CountingPlatform;
+    zap::detail::Lock<Platform> lock;
+    Platform::waits = 0;
+    lock.lock();
+    std::atomic<bool> took{false};
+    std::thread other([&] {
+        lock.lock();
+        took = true;
+        lock.unlock();
+    });
+    // Within microseconds; the 10 s only end the test if it never sleeps.
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (Platform::waits.load() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    const int slept = Platform::waits.load();
+    EXPECT_FALSE(took.load()) << "lock() returned while the lock was held (L1)";
+    lock.unlock();
+    other.join();
+    EXPECT_TRUE(took.load());
+    EXPECT_GT(slept, 0) << "a lock() that found the lock held never slept on the futex (lock.hpp step 2)";
 }

@@ -5,6 +5,9 @@
 // suite runs the pool on zap::StdPlatform; this file holds each platform to
 // the contract of platform.hpp directly, including the portable platform's
 // timed waits (Protocol T of portable_platform.hpp) in every build.
+#define ZAP_TEST_COUNT_ALIGNED_NEW  // Platform::deallocate gives its block back (counting_new.hpp)
+#include "counting_new.hpp"
+
 #include <zap/portable_platform.hpp>
 #if defined(__linux__)
 #include <zap/linux_platform.hpp>
@@ -14,17 +17,53 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
 #include "os_probe.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#if defined(__linux__)
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+// The condition variables' broadcasts (std::condition_variable::notify_all
+// on Linux), counted by a definition of the executable that forwards to the
+// C library's. Not under a sanitizer, whose runtime intercepts the function
+// itself.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ZAP_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ZAP_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__linux__) && !defined(ZAP_TEST_SANITIZED)
+#define ZAP_TEST_COUNTS_BROADCASTS 1
+std::atomic<long> broadcasts{0};
+extern "C" int pthread_cond_broadcast(pthread_cond_t* cond) noexcept {
+    using Broadcast = int (*)(pthread_cond_t*);
+    static const auto real = reinterpret_cast<Broadcast>(dlsym(RTLD_NEXT, "pthread_cond_broadcast"));
+    broadcasts.fetch_add(1, std::memory_order_relaxed);  // a counter only
+    return real(cond);
+}
+#else
+#define ZAP_TEST_COUNTS_BROADCASTS 0
+std::atomic<long> broadcasts{0};
+#endif
 
 namespace {
 
@@ -40,6 +79,95 @@ using Platforms = ::testing::Types<zap::WindowsPlatform, zap::PortablePlatform>;
 #else
 using Platforms = ::testing::Types<zap::PortablePlatform>;
 #endif
+
+#if defined(__linux__)
+// The state /proc gives a thread of this process ('S': asleep in a system
+// call), or 0 when /proc cannot say.
+char thread_state(long tid) {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return 0;
+    const auto paren = line.rfind(')');  // the name in parentheses may hold spaces
+    return paren == std::string::npos || paren + 2 >= line.size() ? 0 : line[paren + 2];
+}
+
+// Protocol T: a timed portable wait that sleeps is reached by the wake that
+// follows a change of its word, in each of the 64 buckets. The waker changes
+// the word only once the waiter's thread sleeps (/proc: the condition
+// variable's wait, the only place it can sleep here), so the waiter has
+// compared the word before and relies on the wake alone (PF1/PF2: its count
+// tells the waker to notify). With a timeout of 10 s, a wake that did not
+// reach it shows as `false`. First in the file: a lost wake fails here in
+// 10 s, where the tests below would wait for their minute.
+TEST(PortableTimedWaits, AWakeReachesATimedWaiterAsleepInEveryBucket) {
+    using Platform = zap::PortablePlatform;
+    if (thread_state(static_cast<long>(syscall(SYS_gettid))) == 0)
+        GTEST_SKIP() << "/proc does not report thread states";
+    static Platform::Atomic<std::uint32_t> words[64];  // adjacent: one in each bucket
+    for (auto& word : words) {
+        std::atomic<long> tid{0};
+        std::atomic<bool> returned{false};
+        bool woke = false;
+        std::thread sleeper([&] {
+            const std::chrono::nanoseconds ten_seconds = 10s;
+            tid = static_cast<long>(syscall(SYS_gettid));
+            woke = Platform::futex_wait(word, 0, &ten_seconds);
+            returned = true;
+        });
+        while (tid.load() == 0) std::this_thread::yield();
+        // Asleep within microseconds; the 10 s only end the wait on a system
+        // whose /proc never says so.
+        const auto until = Clock::now() + 10s;
+        bool asleep = false;
+        while (!returned.load() && !(asleep = thread_state(tid.load()) == 'S') && Clock::now() < until)
+            std::this_thread::yield();
+        const bool unseen = !asleep && !returned.load();
+        word.store(1, std::memory_order_release);
+        Platform::futex_wake(word, 1);
+        sleeper.join();
+        ASSERT_TRUE(woke) << "bucket " << &word - words << ": a timed waiter asleep missed the wake of its word";
+        if (unseen) GTEST_SKIP() << "the waiter's thread was never seen asleep";
+    }
+}
+
+// An untimed portable wait sleeps (std::atomic::wait) until the wake: seen
+// asleep in /proc, not returning over and over as a spurious wake-up may.
+TEST(PortableTimedWaits, AnUntimedWaitSleeps) {
+    using Platform = zap::PortablePlatform;
+    if (thread_state(static_cast<long>(syscall(SYS_gettid))) == 0)
+        GTEST_SKIP() << "/proc does not report thread states";
+    Platform::Atomic<std::uint32_t> word{0};
+    std::atomic<long> tid{0};
+    std::thread sleeper([&] {
+        tid = static_cast<long>(syscall(SYS_gettid));
+        while (word.load(std::memory_order_acquire) == 0) Platform::futex_wait(word, 0, nullptr);
+    });
+    while (tid.load() == 0) std::this_thread::yield();
+    // Within microseconds; the 10 s only end the test if it never sleeps.
+    const auto until = Clock::now() + 10s;
+    bool asleep = false;
+    while (!(asleep = thread_state(tid.load()) == 'S') && Clock::now() < until) std::this_thread::sleep_for(1ms);
+    word.store(1, std::memory_order_release);
+    Platform::futex_wake(word, 1);
+    sleeper.join();
+    EXPECT_TRUE(asleep) << "an untimed futex_wait never slept: it returned at once, again and again";
+}
+
+#endif
+
+// PF2 notifies only when PF1 has counted a timed waiter in: a wake of a word
+// that no timed wait is inside takes no lock and broadcasts nothing, also
+// after a timed wait of that word has come and gone (it counted itself out).
+TEST(PortableTimedWaits, AWakeWithNoTimedWaiterInsideNotifiesNobody) {
+    if (!ZAP_TEST_COUNTS_BROADCASTS) GTEST_SKIP() << "the broadcasts are not counted in this build";
+    using Platform = zap::PortablePlatform;
+    static Platform::Atomic<std::uint32_t> word{1};
+    const std::chrono::nanoseconds ten_seconds = 10s;
+    EXPECT_TRUE(Platform::futex_wait(word, 0, &ten_seconds));  // the word differs: in, out at once
+    const long before = broadcasts.load();
+    Platform::futex_wake(word, 1);
+    EXPECT_EQ(broadcasts.load() - before, 0) << "a wake notified the timed waiters of a bucket that none is inside";
+}
 
 template <class Platform>
 class StdPlatform : public ::testing::Test {
@@ -72,8 +200,8 @@ TYPED_TEST_SUITE(StdPlatform, Platforms);
 
 TYPED_TEST(StdPlatform, WaitReturnsAtOnceWhenTheWordDiffers) {
     typename TestFixture::Word word{1};
-    const std::chrono::nanoseconds long_timeout = 60s;
-    EXPECT_TRUE(TypeParam::futex_wait(word, 0, &long_timeout));  // a timeout would take a minute
+    const std::chrono::nanoseconds long_timeout = 10s;
+    EXPECT_TRUE(TypeParam::futex_wait(word, 0, &long_timeout));  // a timeout would take 10 s (and return false)
     TypeParam::futex_wait(word, 0, nullptr);                     // would never return if it slept
 }
 
@@ -169,11 +297,150 @@ TYPED_TEST(StdPlatform, NamesThreadAndSizesItsStack) {
     if (!name || !stack) GTEST_SKIP() << "this system reports no thread name or stack size";
 #if defined(__linux__)
     EXPECT_EQ(*name, "zap platform te");  // Linux keeps 15 bytes
+    // A whole number of pages is what the thread gets, not a page more
+    // (glibc reports the size pthread_attr_setstacksize was given).
+    EXPECT_EQ(*stack, std::size_t{24} << 20);
 #else
     EXPECT_EQ(*name, "zap platform test");
-#endif
     EXPECT_GE(*stack, std::size_t{24} << 20);
     EXPECT_LT(*stack, std::size_t{25} << 20);
+#endif
+}
+
+// A wait that a wake ended reports a wake-up, whatever errno held: a
+// successful system call leaves errno alone, and a wait of this thread that
+// timed out before left ETIMEDOUT there (a Backoff sleep does every few
+// microseconds). Read as a timeout, it would end a timed wait (deadline.hpp)
+// before its time. The word stays 0, so only a wake ends the wait; a wake
+// that comes before the sleeper sleeps is lost, so the test wakes until it
+// has returned.
+TYPED_TEST(StdPlatform, AWokenWaitReportsAWakeWhateverErrnoHeld) {
+    typename TestFixture::Word word{0};
+    std::atomic<bool> returned{false};
+    bool woke = false;
+    std::thread sleeper([&] {
+        const std::chrono::nanoseconds minute = 60s;
+        errno = ETIMEDOUT;  // what an earlier wait that timed out left
+        woke = TypeParam::futex_wait(word, 0, &minute);
+        returned = true;
+    });
+    while (!returned.load()) {
+        TypeParam::futex_wake(word, 1);
+        std::this_thread::yield();
+    }
+    sleeper.join();
+    EXPECT_TRUE(woke) << "futex_wait reported a timeout for a wait that a wake ended";
+}
+
+// Platform::deallocate gives the block back to the heap: an allocation per
+// pool, per worker and per heap task would otherwise leak.
+TYPED_TEST(StdPlatform, DeallocateGivesTheBlockBack) {
+    if (!ZAP_TEST_COUNTS_ALIGNED_NEW) GTEST_SKIP() << "aligned operator new is not counted in this build";
+    const long allocated = aligned_allocations.load(), freed = aligned_frees.load();
+    void* block = TypeParam::allocate(256, 64);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(block) % 64, 0u);
+    TypeParam::deallocate(block, 256, 64);
+    EXPECT_EQ(aligned_allocations.load() - allocated, 1);
+    EXPECT_EQ(aligned_frees.load() - freed, 1) << "Platform::deallocate did not give the block back";
+}
+
+// The seq_cst fence of the production platforms forbids store buffering:
+// each of two threads stores to its own word, fences, then loads the other's;
+// both loads cannot miss both stores. The algorithm's fences rely on exactly
+// this (pool_core.hpp A2/A5, helping_wait.hpp K1, Protocol T's PF1/PF2).
+// Without the fence, x86's store buffer lets both loads miss, tens to
+// hundreds of times in 100,000 rounds on this project's 2-vCPU machine; with
+// it, never. The store and the load are the instructions a relaxed atomic
+// store and load compile to on x86-64 (a plain mov), written out so that a
+// debug build, where std::atomic's members are calls, puts nothing but the
+// fence between them (its calls alone hide the reordering). The rounds start
+// together (both threads spin on `go`), and the first thread, which sees
+// `go` first, waits up to a few hundred nanoseconds more, a different time
+// in each round, so that the two sides overlap in some rounds whatever the
+// threads' relative speed.
+#if defined(__x86_64__) && defined(__GNUC__)
+std::uint32_t store_fence_load(std::atomic<std::uint32_t>& mine, std::atomic<std::uint32_t>& other) {
+    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+    asm volatile("movl $1, %0" : "=m"(mine) : : "memory");  // mine.store(1, relaxed)
+    zap::StdPlatform::fence(std::memory_order_seq_cst);
+    std::uint32_t seen;
+    asm volatile("movl %1, %0" : "=r"(seen) : "m"(other) : "memory");  // other.load(relaxed)
+    return seen;
+}
+#endif
+
+// Keeps the calling thread on one CPU of those it may use (the first, the
+// second...), so that the two sides run on two; -1 gives them all back.
+// Nothing where the system cannot.
+void on_cpu(int which) {
+#if defined(__linux__)
+    static cpu_set_t allowed;
+    static const bool known = sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 2;
+    if (!known) return;
+    if (which < 0) {
+        sched_setaffinity(0, sizeof allowed, &allowed);
+        return;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &allowed) && seen++ == which) CPU_SET(cpu, &one);
+    }
+    sched_setaffinity(0, sizeof one, &one);
+#else
+    (void)which;
+#endif
+}
+
+TEST(StdPlatformFence, ForbidsStoreBuffering) {
+#if !(defined(__x86_64__) && defined(__GNUC__))
+    GTEST_SKIP() << "the store buffer is observed with x86-64 instructions";
+#else
+    struct alignas(64) Word {
+        std::atomic<std::uint32_t> value{0};
+    };
+    Word x, y, go, ready, done;
+    constexpr std::uint32_t rounds = 200'000;
+    std::uint32_t seen_by_second = 1;
+    std::atomic<bool> stop{false};  // the first thread has seen enough
+    // Until `w` holds `value`; false if told to stop first.
+    auto await = [&stop](Word& w, std::uint32_t value) {
+        for (std::uint32_t spins = 1; w.value.load(std::memory_order_acquire) != value; ++spins) {
+            if (stop.load(std::memory_order_relaxed)) return false;
+            if (spins % 1024 == 0) std::this_thread::yield();  // a machine with one free CPU
+        }
+        return true;
+    };
+    std::thread second([&] {
+        on_cpu(1);
+        for (std::uint32_t round = 1; round <= rounds; ++round) {
+            ready.value.store(round, std::memory_order_release);
+            if (!await(go, round)) return;
+            seen_by_second = store_fence_load(y.value, x.value);
+            done.value.store(round, std::memory_order_release);
+        }
+    });
+    on_cpu(0);
+    std::uint32_t both_missed = 0;
+    for (std::uint32_t round = 1; round <= rounds; ++round) {
+        x.value.store(0, std::memory_order_relaxed);
+        y.value.store(0, std::memory_order_relaxed);
+        await(ready, round);
+        go.value.store(round, std::memory_order_release);
+        for (std::uint32_t spin = 0; spin < round % 64 * 4; ++spin) asm volatile("");  // a few ns each
+        const std::uint32_t seen_by_first = store_fence_load(x.value, y.value);
+        await(done, round);
+        if (seen_by_first == 0 && seen_by_second == 0) {
+            both_missed = round;  // one is enough
+            break;
+        }
+    }
+    stop.store(true, std::memory_order_relaxed);
+    second.join();
+    on_cpu(-1);
+    EXPECT_EQ(both_missed, 0u) << "in this round both loads missed the other thread's store: the fence did not "
+                                  "order its thread's store before its load";
+#endif
 }
 
 }  // namespace

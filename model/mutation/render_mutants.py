@@ -29,7 +29,9 @@ def classify(m, results, analysis):
     v = r["verdict"]
     if v != "killed" and a.get("equivalent"):
         return "equivalent", r, a
-    if v != "killed" and a.get("killed_by"):
+    # A new check's kill: recorded by a re-run (the table names the check) or
+    # only in the analysis (a run that the harness could not make).
+    if a.get("killed_by") and (v != "killed" or r.get("check") == a["killed_by"]):
         return "killed by a new check", r, a
     if v == "survived" and r.get("no_verdict"):
         return "no verdict", r, a
