@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -104,4 +107,85 @@ TEST(Queue, ManyProducersOneConsumerAtATime) {
     for (auto& t : threads) t.join();
     for (auto& t : consumers) t.join();
     for (int s : seen) ASSERT_EQ(s, 1);
+}
+
+// The production platform, each atomic operation on the queue's word
+// counted: a push into an empty queue makes one access to it, the CAS, and
+// no load before it (a load would fetch the line from the consumer's cache
+// shared, and the CAS fetch it again to own it: docs/benchmarks.md, the
+// round trip's cache lines).
+namespace {
+struct Touches : zap::StdPlatform {
+    static inline std::atomic<int> count{0};
+
+    template <class T>
+    class Atomic : public zap::StdPlatform::Atomic<T> {
+        using Base = zap::StdPlatform::Atomic<T>;
+
+    public:
+        using Base::Base;
+        T load(std::memory_order order) const noexcept { return ++count, Base::load(order); }
+        T exchange(T value, std::memory_order order) noexcept { return ++count, Base::exchange(value, order); }
+        T fetch_sub(T value, std::memory_order order) noexcept { return ++count, Base::fetch_sub(value, order); }
+        bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
+                                   std::memory_order failure) noexcept {
+            return ++count, Base::compare_exchange_weak(expected, desired, success, failure);
+        }
+    };
+};
+using TouchedQueue = zap::detail::Queue<Touches>;
+using TouchedTask = zap::BasicTask<Touches>;
+
+void nothing_touched(TouchedTask*) {}
+
+zap::detail::List<TouchedTask> one(TouchedTask& task) {
+    zap::BasicBatch<Touches> batch(task);
+    return batch.take_list();
+}
+}  // namespace
+
+TEST(Queue, PushIntoAnEmptyQueueTouchesItsWordOnce) {
+    // A weak CAS may fail spuriously (then 2): the least of three pushes.
+    int least = 3;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        TouchedTask task(&nothing_touched);
+        TouchedQueue queue;
+        Touches::count = 0;
+        queue.push(one(task));
+        least = std::min(least, Touches::count.load());
+    }
+    EXPECT_EQ(least, 1);  // the CAS alone
+}
+
+TEST(Queue, PushIntoAHeldQueueKeepsItsFlagsAndTasks) {
+    std::vector<TouchedTask> tasks(3, TouchedTask(&nothing_touched));
+    TouchedQueue queue;
+    queue.push(one(tasks[0]));
+    TouchedTask* cursor = nullptr;
+    ASSERT_TRUE(queue.try_acquire_consumer(cursor));  // flags set: the empty guess fails
+    queue.push(one(tasks[1]));
+    queue.push(one(tasks[2]));
+    TouchedTask* second = nullptr;
+    EXPECT_FALSE(queue.try_acquire_consumer(second));  // still held
+    EXPECT_EQ(queue.pop(cursor), &tasks[0]);
+    EXPECT_TRUE(queue.release_consumer(cursor));  // the two pushed while held are left
+    std::vector<TouchedTask*> out;
+    ASSERT_TRUE(queue.try_acquire_consumer(cursor));
+    while (TouchedTask* task = queue.pop(cursor)) out.push_back(task);
+    queue.release_consumer(cursor);
+    EXPECT_EQ(out.size(), 2u);
+}
+
+// The lines of a Worker: every other worker's search reads its run_queue,
+// so nothing the owner writes as it searches, spins or runs tasks shares
+// that line (a write there would make each of those reads miss).
+TEST(Queue, AWorkersRunQueueSharesNoLineWithWhatItsOwnerWrites) {
+    using Worker = zap::detail::Worker<zap::StdPlatform>;
+    auto worker = std::make_unique<Worker>();
+    const auto line = [](const void* field) { return reinterpret_cast<std::uintptr_t>(field) / 64; };
+    const auto shared = line(&worker->run_queue);
+    EXPECT_NE(line(&worker->steal_cursor), shared);
+    EXPECT_NE(line(&worker->spin_budget), shared);
+    EXPECT_NE(line(&worker->context), shared);
+    EXPECT_NE(line(&worker->helper), shared);
 }
