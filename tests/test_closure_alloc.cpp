@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "touch_count_platform.hpp"
-
 #include <atomic>
 #include <cstddef>
 #include <mutex>
@@ -181,30 +179,6 @@ TEST(ClosureMemory, SpawnedTasksAllRunWithRecycledBlocks) {
         }
     }  // the destructor runs the spawned ones
     EXPECT_EQ(ran.load(), 40000);
-}
-
-// A block freed by another thread goes back onto its owner's `returned`
-// stack with one access to that word, the CAS: the owner empties the stack
-// when it takes blocks back, so an empty stack is the guess, and no load
-// comes before it (tests/touch_count_platform.hpp).
-TEST(ClosureMemory, AFreeByAnotherThreadTouchesTheOwnersStackOnce) {
-    using Touched = zap::detail::ClosureMemory<TouchCountPlatform>;
-    int touches = 0;
-    on_own_thread([&touches] {
-        touches = TouchCountPlatform::fewest_touches([] {
-            void* a = Touched::allocate(small, align);
-            int on_freer = 0;
-            on_own_thread([a, &on_freer] {
-                TouchCountPlatform::touches() = 0;
-                Touched::deallocate(a, small, align);  // CA4
-                on_freer = TouchCountPlatform::touches();
-            });
-            EXPECT_EQ(Touched::allocate(small, align), a);  // CA2: the exchange takes it back
-            Touched::deallocate(a, small, align);
-            TouchCountPlatform::touches() = on_freer;
-        });
-    });
-    EXPECT_EQ(touches, 1);
 }
 
 #if defined(__SANITIZE_ADDRESS__)

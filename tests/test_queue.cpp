@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "touch_count_platform.hpp"
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -110,46 +108,21 @@ TEST(Queue, ManyProducersOneConsumerAtATime) {
     for (int s : seen) ASSERT_EQ(s, 1);
 }
 
-// A push into an empty queue makes one access to its word, the CAS: no load
-// before it.
-namespace {
-using TouchedQueue = zap::detail::Queue<TouchCountPlatform>;
-using TouchedTask = zap::BasicTask<TouchCountPlatform>;
-
-void nothing_touched(TouchedTask*) {}
-
-zap::detail::List<TouchedTask> one(TouchedTask& task) {
-    zap::BasicBatch<TouchCountPlatform> batch(task);
-    return batch.take_list();
-}
-}  // namespace
-
-TEST(Queue, PushIntoAnEmptyQueueTouchesItsWordOnce) {
-    const int touches = TouchCountPlatform::fewest_touches([] {
-        TouchedTask task(&nothing_touched);
-        TouchedQueue queue;
-        queue.push(one(task));  // the CAS alone: destruction touches nothing
-    });
-    EXPECT_EQ(touches, 1);
-}
-
+// A push while a consumer holds the queue keeps the consumer's flags, and
+// its tasks wait for the next consumer (step 4's report).
 TEST(Queue, PushIntoAHeldQueueKeepsItsFlagsAndTasks) {
-    std::vector<TouchedTask> tasks(3, TouchedTask(&nothing_touched));
-    TouchedQueue queue;
-    queue.push(one(tasks[0]));
-    TouchedTask* cursor = nullptr;
-    ASSERT_TRUE(queue.try_acquire_consumer(cursor));  // flags set: the empty guess fails
-    queue.push(one(tasks[1]));
-    queue.push(one(tasks[2]));
-    TouchedTask* second = nullptr;
+    std::vector<zap::Task> tasks(3, zap::Task(&nothing));
+    Queue queue;
+    queue.push(list_of(tasks, 0, 1));
+    zap::Task* cursor = nullptr;
+    ASSERT_TRUE(queue.try_acquire_consumer(cursor));
+    queue.push(list_of(tasks, 1, 2));
+    queue.push(list_of(tasks, 2, 3));
+    zap::Task* second = nullptr;
     EXPECT_FALSE(queue.try_acquire_consumer(second));  // still held
     EXPECT_EQ(queue.pop(cursor), &tasks[0]);
     EXPECT_TRUE(queue.release_consumer(cursor));  // the two pushed while held are left
-    std::vector<TouchedTask*> out;
-    ASSERT_TRUE(queue.try_acquire_consumer(cursor));
-    while (TouchedTask* task = queue.pop(cursor)) out.push_back(task);
-    queue.release_consumer(cursor);
-    EXPECT_EQ(out.size(), 2u);
+    EXPECT_EQ(drain(queue).size(), 2u);
 }
 
 // The lines of a Worker: every other worker's search reads its run_queue,

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "held_wake_platform.hpp"
-#include "touch_count_platform.hpp"
 #include "os_probe.hpp"
 
 #include <atomic>
@@ -469,28 +468,4 @@ TEST(HelpingWait, RunsTasksThatNeedALockTheWaiterHolds) {
     pool.shutdown();
     pool.join();
     EXPECT_TRUE(needed_held_lock);
-}
-
-// The last done() of a group nobody sleeps on makes one access to its word,
-// the CAS: no load before it (tests/touch_count_platform.hpp).
-TEST(WaitGroup, TheLastDoneOfAGroupNobodySleepsOnTouchesItsWordOnce) {
-    const int touches = TouchCountPlatform::fewest_touches([] {
-        zap::BasicWaitGroup<TouchCountPlatform> group;
-        group.add(1);
-        TouchCountPlatform::touches() = 0;
-        group.done();
-    });
-    EXPECT_EQ(touches, 1);
-}
-
-// The guess is wrong for any other count: done() then reads the word from
-// its failed CAS, and counts the group down as before.
-TEST(WaitGroup, DoneOfAGroupWithMoreLeftStillCountsDown) {
-    zap::BasicWaitGroup<TouchCountPlatform> group;
-    group.add(3);
-    group.done();
-    EXPECT_FALSE(group.is_done());
-    group.done();
-    group.done();
-    EXPECT_TRUE(group.is_done());
 }

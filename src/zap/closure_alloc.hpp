@@ -200,7 +200,7 @@ private:
             owner->local = block;
             return;
         }
-        std::uintptr_t head = 0;  // a guess, not a load: the owner empties the stack when it takes blocks back
+        std::uintptr_t head = owner->returned.load(std::memory_order_relaxed);  // a guess for the CAS
         do {
             if (head == abandoned) return count_out(*owner, 1);  // CK1: nothing is pushed after CA5
             block->next = reinterpret_cast<Block*>(head);

@@ -11,8 +11,8 @@
 //                 but did not run; the next consumer starts from them.
 //
 // Protocol:
-//   1. push: link the list's tail to the top it expects (at first an empty
-//      queue: no load), CAS the list's head in as the new top, flags kept (release).
+//   1. push: link the list's tail to the current top, CAS the list's head in
+//      as the new top (release), keeping both flag bits as they are.
 //   2. try_acquire_consumer: CAS IS_CONSUMING|HAS_CACHE on (acquire). If there
 //      was no cache, the same CAS also takes the whole stack, which becomes
 //      the consumer's cursor; otherwise the cursor is `cache_`.
@@ -51,7 +51,7 @@ public:
 
     // Step 1. Lock-free; never blocks on the consumer.
     void push(List<Task> list) noexcept {
-        std::uintptr_t stack = 0;  // a guess, not a load: an empty queue's line then moves once, not twice
+        std::uintptr_t stack = stack_.load(std::memory_order_relaxed);  // a guess for the CAS
         for (;;) {
             Link::set_next(*list.tail, pointer_of(stack));
             const std::uintptr_t top = address_of(list.head) | (stack & flag_mask);

@@ -117,7 +117,7 @@ public:
 
     // Step 2.
     void done() noexcept {
-        std::uint32_t state = 1;  // a guess, not a load: the last job of a group nobody sleeps on
+        std::uint32_t state = state_.load(std::memory_order_relaxed);  // a guess for the CAS
         std::uint32_t next;
         do {
             ZAP_ASSERT((state & count_mask) != 0, "WaitGroup::done called more times than add");
