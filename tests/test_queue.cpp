@@ -113,15 +113,16 @@ TEST(Queue, ManyProducersOneConsumerAtATime) {
 TEST(Queue, PushIntoAHeldQueueKeepsItsFlagsAndTasks) {
     std::vector<zap::Task> tasks(3, zap::Task(&nothing));
     Queue queue;
-    queue.push(list_of(tasks, 0, 1));
-    zap::Task* cursor = nullptr;
-    ASSERT_TRUE(queue.try_acquire_consumer(cursor));
-    queue.push(list_of(tasks, 1, 2));
-    queue.push(list_of(tasks, 2, 3));
-    zap::Task* second = nullptr;
-    EXPECT_FALSE(queue.try_acquire_consumer(second));  // still held
-    EXPECT_EQ(queue.pop(cursor), &tasks[0]);
-    EXPECT_TRUE(queue.release_consumer(cursor));  // the two pushed while held are left
+    zap::Task* held = nullptr;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        queue.push(list_of(tasks, i, i + 1));
+        zap::Task* cursor = nullptr;
+        const bool acquired = queue.try_acquire_consumer(cursor);
+        if (i == 0) held = cursor;  // the first push's consumer holds on
+        EXPECT_EQ(acquired, i == 0) << "push " << i << " dropped the consumer's flags";
+    }
+    EXPECT_EQ(queue.pop(held), &tasks[0]);
+    EXPECT_TRUE(queue.release_consumer(held)) << "the lists pushed while held are not reported";
     EXPECT_EQ(drain(queue).size(), 2u);
 }
 
