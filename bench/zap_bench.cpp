@@ -13,6 +13,10 @@
 //                         qsort, forking with it.
 //   zap (in-pool)         with the drop-in layer: pingpong only, both ends
 //                         on pool threads (Go's row's shape).
+//   zap (caller throttle) spawn only: the low-level row's posts, but the
+//                         producer runs a task itself while more than 64
+//                         per worker are outstanding (libgomp's inline
+//                         throttle, kept by the caller: docs/benchmarks.md).
 //
 // Built against a patched copy of src/ (bench/run --zap-patch FILE), every
 // row name ends in " + patch" (ZAP_BENCH_ROW_SUFFIX), so both builds run
@@ -43,6 +47,7 @@ const std::string low_level = "zap (low-level)" ZAP_BENCH_ROW_SUFFIX;
 const std::string drop_in = "zap (drop-in)" ZAP_BENCH_ROW_SUFFIX;
 const std::string invoke = "zap (parallel_invoke)" ZAP_BENCH_ROW_SUFFIX;
 const std::string in_pool = "zap (in-pool)" ZAP_BENCH_ROW_SUFFIX;
+const std::string throttled = "zap (caller throttle)" ZAP_BENCH_ROW_SUFFIX;
 
 zap::Config pool_config() {
     zap::Config config;
@@ -146,6 +151,73 @@ bool in_pool_pingpong(std::uint64_t size, Meter& meter, Outcome& out) {
 }
 #endif
 
+// spawn with the throttle libgomp applies inside its task construct, here
+// kept by the caller: it counts the tasks it posted that have not yet run
+// (one relaxed load of the tasks' own countdown every 32 posts) and, past
+// 64 per worker, runs the next task on its own thread instead of posting
+// it. What a program that wants the throttle can do without the pool's
+// help; the pool's schedule() itself runs nothing on the caller.
+struct ThrottledSpawn {
+    struct Node : zap::Task {
+        Node() : zap::Task(&step) {}
+        static void step(zap::Task* task) {
+            Node& self = *static_cast<Node*>(task);
+            ++self.runs;
+            // acq_rel: the last task carries every task's writes to the producer.
+            if (self.left->fetch_sub(1, std::memory_order_acq_rel) == 1) self.ended->set();
+        }
+        std::atomic<std::uint64_t>* left = nullptr;
+        Signal* ended = nullptr;
+        std::uint64_t runs = 0;
+    };
+    static constexpr std::uint64_t limit_per_worker = 64;
+    static constexpr std::uint64_t look_every = 32;
+
+    LowLevel exec;
+    std::atomic<std::uint64_t> left{0};
+    Signal ended;
+    std::uint64_t inline_runs = 0;
+
+    // Posts (or runs) nodes[0..n) and waits until all have run.
+    void spawn(Node* nodes, std::uint64_t n) {
+        left.store(n, std::memory_order_relaxed);  // published by the first post
+        bool throttle = false;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            nodes[i].left = &left;
+            nodes[i].ended = &ended;
+            if (i % look_every == 0) {
+                const std::uint64_t finished = n - left.load(std::memory_order_relaxed);  // a count, orders nothing
+                throttle = i - finished > limit_per_worker * threads;
+            }
+            if (throttle) {
+                ++inline_runs;
+                nodes[i].run();
+            } else {
+                exec.spawn(nodes[i]);
+            }
+        }
+        ended.wait();
+    }
+    bool run(std::uint64_t size, Meter& meter, Outcome& out) {
+        {
+            const std::uint64_t warm = warmup_size("spawn", size);
+            auto nodes = std::make_unique<Node[]>(warm);
+            spawn(nodes.get(), warm);
+        }
+        auto nodes = std::make_unique<Node[]>(size);  // made before the clock starts, as the low-level row's
+        inline_runs = 0;
+        out = meter.measure([&] {
+            spawn(nodes.get(), size);
+            return Outcome{0, size};
+        });
+        for (std::uint64_t i = 0; i < size; ++i) out.checksum += nodes[i].runs;
+        std::fprintf(stderr, "caller throttle: %llu of %llu tasks ran on the producer\n",
+                     static_cast<unsigned long long>(inline_runs), static_cast<unsigned long long>(size));
+        meter.idle_second();
+        return true;
+    }
+};
+
 template <class Pool>
 concept HasParallelInvoke = requires(Pool& pool) { pool.parallel_invoke([] {}, [] {}); };
 
@@ -190,7 +262,7 @@ struct Invoke {
 }  // namespace
 
 std::vector<std::string> variants() {
-    std::vector<std::string> rows{low_level};
+    std::vector<std::string> rows{low_level, throttled};
 #ifdef ZAP_BENCH_DROP_IN
     rows.push_back(drop_in);
     rows.push_back(in_pool);
@@ -202,6 +274,7 @@ std::vector<std::string> variants() {
 bool run_workload(const std::string& variant, const std::string& workload, std::uint64_t size, Meter& meter,
                   Outcome& out) {
     if (run_row<Continuation, LowLevel>(low_level, variant, workload, size, meter, out)) return true;
+    if (variant == throttled) return workload == "spawn" && ThrottledSpawn{}.run(size, meter, out);
 #ifdef ZAP_BENCH_DROP_IN
     if (run_row<Blocking, DropIn>(drop_in, variant, workload, size, meter, out)) return true;
     if (variant == in_pool) return workload == "pingpong" && in_pool_pingpong(size, meter, out);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -104,4 +106,36 @@ TEST(Queue, ManyProducersOneConsumerAtATime) {
     for (auto& t : threads) t.join();
     for (auto& t : consumers) t.join();
     for (int s : seen) ASSERT_EQ(s, 1);
+}
+
+// A push while a consumer holds the queue keeps the consumer's flags, and
+// its tasks wait for the next consumer (step 4's report).
+TEST(Queue, PushIntoAHeldQueueKeepsItsFlagsAndTasks) {
+    std::vector<zap::Task> tasks(3, zap::Task(&nothing));
+    Queue queue;
+    zap::Task* held = nullptr;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        queue.push(list_of(tasks, i, i + 1));
+        zap::Task* cursor = nullptr;
+        const bool acquired = queue.try_acquire_consumer(cursor);
+        if (i == 0) held = cursor;  // the first push's consumer holds on
+        EXPECT_EQ(acquired, i == 0) << "push " << i << " dropped the consumer's flags";
+    }
+    EXPECT_EQ(queue.pop(held), &tasks[0]);
+    EXPECT_TRUE(queue.release_consumer(held)) << "the lists pushed while held are not reported";
+    EXPECT_EQ(drain(queue).size(), 2u);
+}
+
+// The lines of a Worker: every other worker's search reads its run_queue,
+// so nothing the owner writes as it searches, spins or runs tasks shares
+// that line (a write there would make each of those reads miss).
+TEST(Queue, AWorkersRunQueueSharesNoLineWithWhatItsOwnerWrites) {
+    using Worker = zap::detail::Worker<zap::StdPlatform>;
+    auto worker = std::make_unique<Worker>();
+    const auto line = [](const void* field) { return reinterpret_cast<std::uintptr_t>(field) / 64; };
+    const auto shared = line(&worker->run_queue);
+    EXPECT_NE(line(&worker->steal_cursor), shared);
+    EXPECT_NE(line(&worker->spin_budget), shared);
+    EXPECT_NE(line(&worker->context), shared);
+    EXPECT_NE(line(&worker->helper), shared);
 }

@@ -719,16 +719,22 @@ private:
         return task;
     }
 
+    // Three groups of cache lines. Read by every search, written only as
+    // workers start and as the pool shuts down and joins:
     CoreConfig config_;
     std::uint32_t max_threads_;
     Worker* workers_ = nullptr;
+    typename Platform::template Atomic<std::uint32_t> registered_{0};
     typename Platform::template Atomic<bool> join_claimed_{false};  // B4
     detail::CallCount<Platform> calls_;  // B7
     BasicWaitGroup<Platform> joined_;  // B4: done() once the claimer has joined
+    // Written by every notify() that wakes a worker and by every wait():
+    // Sync, and the idle event that the same notify() and wait() use next
+    // (one line moves for both, docs/benchmarks.md):
     alignas(Platform::cache_line) typename Platform::template Atomic<std::uint32_t> sync_{0};
-    typename Platform::template Atomic<std::uint32_t> registered_{0};
     detail::Event<Platform> idle_event_;
     detail::Event<Platform> join_event_;
+    // Written by every post from outside the pool and every take from it:
     alignas(Platform::cache_line) detail::Queue<Platform> global_queue_;
 };
 

@@ -105,10 +105,13 @@ struct alignas(Platform::cache_line) Worker {
     Queue<Platform> run_queue;
     Queue<Platform> idle_queue;
     typename Platform::Thread thread{};  // written by the worker at start, read by join()
-    std::uint32_t steal_cursor = 0;      // the owner's round-robin position
-    SpinBudget spin_budget;              // A8's rounds, learned (spin.hpp); the owner's only
-    Helpers<Platform> helper;            // this worker's helping waits sleep here (helping_wait.hpp H5)
+    // From here on, the fields the owner writes as it searches, spins and
+    // runs tasks, on lines of their own: every other worker's search reads
+    // run_queue, and would miss on a line the owner keeps writing.
+    alignas(Platform::cache_line) Helpers<Platform> helper;  // this worker's helping waits sleep here (helping_wait.hpp H5)
     Context<Platform> context;
+    std::uint32_t steal_cursor = 0;  // the owner's round-robin position
+    SpinBudget spin_budget;          // A8's rounds, learned (spin.hpp); the owner's only
 
     // Looks for a task to run: see the search order above. `helping`: a
     // helping wait's search (helping_wait.hpp H2), which takes its own ring's
