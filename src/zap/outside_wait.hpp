@@ -59,6 +59,15 @@
 //        stays what the caller asked), and a wait past the depth bound.
 //   OC6. Count zero: the WaitGroup wait ends as outside any pool (step 3 of
 //        wait_group.hpp: after WAKING is clear, W1).
+//   OC7. isolate(f) on C inside a call opens an isolation region for f: a
+//        fresh count from the same counter without caller_region_bit (below
+//        2^48: no id of I1 either). C's waits inside f then run only tasks
+//        made inside f (OC4 searches for the exact region), and a worker
+//        that runs one is isolated as I3-I4 say. (Outside every call,
+//        isolate(f) on C just calls f, as before: C's waits run nothing.)
+//        The tasks C schedules inside f go to the global queue, which an
+//        isolated worker's search skips (I3): C's own wait reaches them
+//        there (OC4a), and so does any worker's ordinary search.
 //
 // Invariants:
 //   OI1 (its own call's work only): C runs only tasks stamped R (every take
@@ -71,7 +80,9 @@
 //       anything: into the queue it came from, or into the overflow queue of
 //       the ring's owner - never into the global queue, which an isolated
 //       wait never searches (I3): an isolate() task passed by C stays where
-//       its region's waits look. OC4b announces the move.
+//       its region's waits look. OC4b announces the move. (The only tasks
+//       of an isolation region in the global queue are those C scheduled
+//       inside isolate(), OC7, which C's own waits search for there.)
 //   OI3 (no hang): C's sleep lasts one nap at most, and the last done() ends
 //       it: a task of R that C can reach waits no longer than a nap for it
 //       (IS3's argument: OC4a reaches every queue and ring past any number of
@@ -115,9 +126,18 @@ class OutsideWait {
     using Stole = typename Worker<Platform>::Stole;
 
 public:
-    // OC1's id: never repeats within the pool, never an isolate() region.
-    static std::uint64_t fresh_region(Pool& pool) noexcept {
-        return caller_region_bit | (pool.caller_regions_.fetch_add(1, std::memory_order_relaxed) + 1);  // ids only
+    // OC1's id (`isolating` false: caller_region_bit set) or OC7's (true:
+    // the count alone, below 2^48, so no id of I1 either). Never repeats
+    // within the pool.
+    static std::uint64_t fresh_region(Pool& pool, bool isolating) noexcept {
+        const std::uint64_t count = pool.caller_regions_.fetch_add(1, std::memory_order_relaxed) + 1;  // ids only
+        return isolating ? count : caller_region_bit | count;
+    }
+
+    // OC7: the calling thread's context if it is in a call of `pool` from outside.
+    static Context<Platform>* caller_context(const Pool& pool) noexcept {
+        Context<Platform>* context = Context<Platform>::current();
+        return context != nullptr && context->pool == &pool && context->worker == nullptr ? context : nullptr;
     }
 
     // Context::help on an outside caller (OC4-OC5). Arms nothing: returns null.
@@ -178,7 +198,7 @@ public:
         context_.pool = &pool;
         context_.help = &OutsideWait<Platform>::help;
         context_.help_bound = HelpingWait<PoolCore<Platform>>::drain_help_depth(pool);
-        context_.region = OutsideWait<Platform>::fresh_region(pool);
+        context_.region = OutsideWait<Platform>::fresh_region(pool, false);
         Platform::set_current_context(&context_);
     }
     ~OutsideCall() {
