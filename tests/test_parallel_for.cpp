@@ -162,10 +162,13 @@ TEST(ParallelFor, CallerOutsideThePoolRunsTheLowestPieceAndWholePieces) {
 TEST(ParallelFor, FromOutsideTheCallerRunsItsPiecesWhileTheOnlyWorkerIsBusy) {
     // The promise as a user sees it: a loop called from a thread outside the
     // pool completes even when every worker is busy elsewhere until it has
-    // returned - its caller runs its pieces. A task scheduled from outside
-    // before the loop is not the loop's, and the caller leaves it to the
-    // pool (outside_wait.hpp OI1). Before the caller helped, the loop waited
-    // for the held worker: release() then saw the watchdog fired.
+    // returned - its caller runs its pieces. A task another thread schedules
+    // while the loop runs (on top of the loop's upper halves in the global
+    // queue, where a search meets it first) is not the loop's, and the caller
+    // leaves it to the pool (outside_wait.hpp OI1). Before the caller helped,
+    // the loop waited for the held worker: release() then saw the watchdog
+    // fired; with the caller's pieces given no region of their own (a seeded
+    // bug), it ran the other thread's task.
     zap_test::HeldWorker held;
     std::atomic<bool> unrelated_ran_on_caller{false};
     std::atomic<bool> unrelated_ran{false};
@@ -173,15 +176,16 @@ TEST(ParallelFor, FromOutsideTheCallerRunsItsPiecesWhileTheOnlyWorkerIsBusy) {
         zap::ThreadPool pool(threads(1));
         held.hold(pool, std::chrono::seconds(10));
         const std::thread::id caller = std::this_thread::get_id();
-        pool.spawn([&] {
+        const auto unrelated = [&] {
             unrelated_ran_on_caller = std::this_thread::get_id() == caller;
             unrelated_ran = true;
-        });
+        };
         Trace trace(1000);
         std::atomic<int> on_caller{0};
         pool.parallel_for(0, 1000, [&](int i) {
             trace.record(static_cast<std::size_t>(i));
             if (std::this_thread::get_id() == caller) on_caller++;
+            if (i == 0) std::thread([&] { pool.spawn(unrelated); }).join();  // the lowest piece: the caller's first
         }, zap::Grain{10});
         EXPECT_TRUE(held.release()) << "the loop waited for the held worker";
         trace.expect_each_once();
