@@ -230,4 +230,54 @@ struct PoolParallelInvoke : Model<PoolParallelInvoke, 1, 2> {
 ZAP_MODEL_TEST(pool_parallel_invoke, PoolParallelInvoke, true, P::SpawnFailure::never,
                "parallel_invoke in a task of a pool of two: both halves once, visible after, pool freed after join");
 
+// ---- outside_parallel_invoke: the fork made from outside the pool ----------
+// The model's thread, outside the pool, schedules an unrelated task, then
+// calls pool->parallel_invoke(a, b): b goes to the global queue in the call's
+// caller region (outside_wait.hpp OC1-OC2). A worker may consume the queue
+// (b and the unrelated task into its ring), a second one may steal; the
+// caller, once a is done, searches the global queue, the overflow queues and
+// the rings for b (OC4: the unrelated task claimed or passed on the way goes
+// back into a queue) and runs it, or naps on the fork's group until a worker
+// has. b runs once and its write is visible after the call (F1, F3); the
+// unrelated task runs once, never on the caller (OI1), nothing is lost (OI2),
+// the call returns (OI3), and the pool is freed after join.
+struct OutsideParallelInvoke : Model<OutsideParallelInvoke, 1, 2> {
+    struct Unrelated : Counted {
+        OutsideParallelInvoke* model = nullptr;
+        Unrelated() : Counted(&run) {}
+        static void run(Task* t) {
+            // On a worker or join()'s drain (both have a worker slot); never
+            // on the caller inside its call (a context without one, OC1).
+            const zap::detail::Context<P>* context = zap::detail::Context<P>::current();
+            RL_ASSERT(context != nullptr && context->worker != nullptr);
+            Counted::bump(t);
+        }
+    };
+    Pool* pool = nullptr;
+    Unrelated jobs[1];
+    rl::var<int> halves[2];
+
+    void before() {
+        Model::before();
+        halves[0]($).store(0);
+        halves[1]($).store(0);
+    }
+    void thread(unsigned) {
+        pool = new Pool(model_config(2));
+        jobs[0].model = this;
+        pool->schedule(jobs[0]);
+        pool->parallel_invoke([this] { halves[0]($).store(halves[0]($).load() + 1); },
+                              [this] { halves[1]($).store(halves[1]($).load() + 1); });
+        RL_ASSERT(halves[0]($).load() == 1 && halves[1]($).load() == 1);
+        RL_ASSERT(zap::detail::Context<P>::current() == nullptr);  // the call's context is gone (OC1)
+        pool->shutdown();
+        pool->join();
+        expect_each_once(jobs);
+        delete pool;
+    }
+};
+ZAP_MODEL_TEST(outside_parallel_invoke, OutsideParallelInvoke, true, P::SpawnFailure::never,
+               "parallel_invoke from outside a pool of two: the caller may run b itself, never the unrelated task; "
+               "b once, visible after, nothing lost, pool freed after join");
+
 }  // namespace
