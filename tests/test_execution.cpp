@@ -5,14 +5,17 @@
 // completes with set_stopped() (at once in start(), or on the worker), and
 // racing the run it still completes exactly once; bulk under par spreads
 // over the workers through the pool's loop, keeps seq sequential, covers
-// every index once, turns a throw into set_error; exec::task on the
-// scheduler hops with both awaitables; scheduling after shutdown() is the
-// contract violation.
+// every index once, turns a throw into set_error, passes a predecessor's
+// set_stopped and set_error on; exec::task on the scheduler hops with both
+// awaitables; scheduling after shutdown() is the contract violation. An
+// operation that never completes fails its test (hang_watchdog.hpp) instead
+// of hanging.
 //
 // Built only where stdexec compiles (tests/CMakeLists.txt); elsewhere the
 // ctest unit.execution exits 77 (SKIPPED).
 #include "counting_new.hpp"
 #include "counting_platform.hpp"
+#include "hang_watchdog.hpp"
 
 #include <zap/execution.hpp>
 #include <zap/zap.hpp>
@@ -337,6 +340,33 @@ TEST(Execution, BulkOfAnEmptyOrNegativeShapeCallsNothing) {
                            stdexec::bulk_chunked(stdexec::par, shape, [&](int, int) { calls++; }) |
                            stdexec::bulk_unchunked(stdexec::par, shape, [&](int) { calls++; }));
     }
+    EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(Execution, BulkUnderParPassesAPredecessorsStopAndErrorOn) {
+    // The predecessor completes on the scheduler (so the pool's bulk takes
+    // the work) with set_stopped() or set_error(): nothing is called, and
+    // the completion reaches the receiver as it came.
+    zap::ThreadPool pool(threads(2));
+    std::atomic<int> calls{0};
+    auto sched = pool.get_scheduler();
+    stdexec::inplace_stop_source source;
+    source.request_stop();  // schedule(sched) completes with set_stopped() (X1)
+    auto stopped = stdexec::sync_wait(
+        stdexec::write_env(stdexec::schedule(sched) | stdexec::bulk(stdexec::par, 10, [&](int) { calls++; }),
+                           stdexec::prop{stdexec::get_stop_token, source.get_token()}));
+    EXPECT_FALSE(stopped.has_value()) << "set_stopped() comes out as it went in";
+    std::atomic<int> errors{0};
+    stdexec::sync_wait(stdexec::schedule(sched) | stdexec::then([] { throw std::logic_error("before"); }) |
+                       stdexec::bulk(stdexec::par, 10, [&](int) { calls++; }) |
+                       stdexec::upon_error([&](std::exception_ptr error) {
+                           try {
+                               std::rethrow_exception(error);
+                           } catch (const std::logic_error& e) {
+                               if (std::string(e.what()) == "before") errors++;
+                           }
+                       }));
+    EXPECT_EQ(errors.load(), 1) << "the predecessor's error reaches the receiver";
     EXPECT_EQ(calls.load(), 0);
 }
 

@@ -2,11 +2,15 @@
 // zap::Lazy (src/zap/lazy.hpp): lazy start, results and exceptions through
 // co_await, symmetric transfer (a chain far deeper than any stack), one frame
 // per lazy and nothing more, when_all (tuple and vector, void children,
-// first exception by position after every child ran) and sync_wait, on and
-// off the pool, a pool of one thread included; the thread a lazy runs on
+// first exception by position after every child ran, and before any value
+// is moved out) and sync_wait, on and off the pool, a pool of one thread
+// included; move assignment hands the frame over; the thread a lazy runs on
 // after each hop (pool.worker_index(), which the clang <= 14 caveat of
-// lazy.hpp does not touch); awaiting twice is a contract violation.
+// lazy.hpp does not touch); awaiting twice is a contract violation. A lazy
+// never resumed fails its test (hang_watchdog.hpp) instead of hanging.
 #include "counting_new.hpp"
+#include "hang_watchdog.hpp"
+#include "sentinel.hpp"
 
 #include <zap/lazy.hpp>
 #include <zap/zap.hpp>
@@ -56,6 +60,36 @@ zap::Lazy<int> throws_after(zap::ThreadPool* pool, std::atomic<int>& ran, std::s
     if (pool != nullptr) co_await pool->schedule();
     ran++;
     throw std::runtime_error(what);
+}
+
+zap::Lazy<void> fails(zap::ThreadPool* pool, std::atomic<int>& ran, std::string what) {
+    if (pool != nullptr) co_await pool->schedule();
+    ran++;
+    throw std::runtime_error(what);
+}
+
+// A frame keeps its arguments until it is destroyed: `frame` counts that.
+zap::Lazy<int> holds(Sentinel frame, int v) {
+    (void)frame;
+    co_return v;
+}
+
+// A value whose move constructor throws once `armed` is set.
+struct ThrowsWhenMovedArmed {
+    static inline std::atomic<bool> armed{false};
+    ThrowsWhenMovedArmed() = default;
+    ThrowsWhenMovedArmed(ThrowsWhenMovedArmed&&) {
+        if (armed) throw std::logic_error("a value was moved out");
+    }
+};
+
+zap::Lazy<ThrowsWhenMovedArmed> made() { co_return ThrowsWhenMovedArmed{}; }
+
+// Arms ThrowsWhenMovedArmed, then throws.
+zap::Lazy<ThrowsWhenMovedArmed> arms_then_throws() {
+    ThrowsWhenMovedArmed::armed = true;
+    throw std::runtime_error("the child's");
+    co_return ThrowsWhenMovedArmed{};
 }
 
 // How far below `base` the calling thread's stack is here (a coroutine's
@@ -155,6 +189,15 @@ TEST(Lazy, OneAllocationPerLazyAndNoneForTheHopsAndJoins) {
     const long made = heap_allocations.load() - before;
     EXPECT_EQ(a + b, 190);
     EXPECT_EQ(made, 3) << "three frames (two children and when_all's), nothing else";
+    // The vector form: when_all's frame and one buffer for the results
+    // (the children's frames are made before, by calling them).
+    std::vector<zap::Lazy<long long>> children;
+    for (int i = 0; i < 64; ++i) children.push_back(sum_on(pool, i, i + 1, off));
+    const long before_vector = heap_allocations.load();
+    const auto sums = zap::sync_wait(zap::when_all(std::move(children)));
+    const long made_vector = heap_allocations.load() - before_vector;
+    EXPECT_EQ(std::accumulate(sums.begin(), sums.end(), 0LL), 2016);
+    EXPECT_EQ(made_vector, 2) << "when_all's frame and the results' one buffer, nothing else";
 }
 
 TEST(Lazy, WhenAllOffThePoolRunsTheChildrenInline) {
@@ -226,6 +269,66 @@ TEST(Lazy, WhenAllRethrowsTheFirstByPositionAfterEveryChildRan) {
     }
     EXPECT_EQ(ran.load(), 2) << "both throwing children ran";
     EXPECT_EQ(started.load(), 1);
+}
+
+TEST(Lazy, WhenAllOfVoidChildrenRethrowsTheFirstByPosition) {
+    zap::ThreadPool pool(threads(3));
+    for (zap::ThreadPool* on : {static_cast<zap::ThreadPool*>(nullptr), &pool}) {
+        std::atomic<int> ran{0};
+        std::vector<zap::Lazy<void>> children;
+        children.push_back(nothing(ran));
+        children.push_back(fails(on, ran, "second"));
+        children.push_back(fails(on, ran, "third"));
+        try {
+            zap::sync_wait(zap::when_all(std::move(children)));
+            ADD_FAILURE() << "no exception" << (on ? " (on the pool)" : " (off the pool)");
+        } catch (const std::runtime_error& e) {
+            EXPECT_EQ(std::string(e.what()), "second");
+        }
+        EXPECT_EQ(ran.load(), 3) << "every child ran";
+    }
+}
+
+TEST(Lazy, WhenAllRethrowsBeforeMovingAnyValueOut) {
+    // Off the pool the children run in order: the first has its value when
+    // the second arms the value's move and throws. The caller gets the
+    // child's exception, not one from moving the first child's value.
+    for (bool vector : {false, true}) {
+        ThrowsWhenMovedArmed::armed = false;
+        try {
+            if (vector) {
+                std::vector<zap::Lazy<ThrowsWhenMovedArmed>> children;
+                children.push_back(made());
+                children.push_back(arms_then_throws());
+                (void)zap::sync_wait(zap::when_all(std::move(children)));
+            } else {
+                (void)zap::sync_wait(zap::when_all(made(), arms_then_throws()));
+            }
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error& e) {
+            EXPECT_EQ(std::string(e.what()), "the child's");
+        } catch (const std::logic_error& e) {
+            ADD_FAILURE() << (vector ? "vector" : "tuple") << ": " << e.what() << " before the child's exception";
+        }
+    }
+    ThrowsWhenMovedArmed::armed = false;
+}
+
+TEST(Lazy, MoveAssignmentDestroysTheOldFrameAndTakesTheOther) {
+    auto first = std::make_shared<std::atomic<int>>(0);
+    auto second = std::make_shared<std::atomic<int>>(0);
+    zap::Lazy<int> a = holds(Sentinel(first), 1);
+    zap::Lazy<int>& same = a;
+    a = std::move(same);
+    EXPECT_EQ(first->load(), 0) << "assigning a lazy to itself keeps its frame";
+    {
+        zap::Lazy<int> b = holds(Sentinel(second), 2);
+        a = std::move(b);
+        EXPECT_EQ(first->load(), 1) << "the frame `a` held is destroyed";
+    }
+    EXPECT_EQ(second->load(), 0) << "the moved-from lazy no longer owns its frame";
+    EXPECT_EQ(zap::sync_wait(std::move(a)), 2);
+    EXPECT_EQ(second->load(), 1);
 }
 
 TEST(Lazy, WorkerIndexIsTheResumingThreadsAfterEveryHop) {

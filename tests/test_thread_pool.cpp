@@ -451,6 +451,9 @@ TEST(PoolConfig, PositionalInitialisationFollowsTheContractsOrder) {
 
 TEST(PoolConfig, TooManyThreadsIsRejected) {
     EXPECT_THROW(zap::ThreadPool(zap::Config{.max_threads = 20000}), std::invalid_argument);
+    // The limit itself is accepted (the Sync word's 14-bit counters), one more is not.
+    EXPECT_EQ(zap::ThreadPool(zap::Config{.max_threads = 16383}).max_threads(), 16383u);
+    EXPECT_THROW(zap::ThreadPool(zap::Config{.max_threads = 16384}), std::invalid_argument);
 }
 
 TEST(PoolConfig, StackSizeIsUsed) {

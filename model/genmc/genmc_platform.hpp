@@ -114,13 +114,21 @@ private:
     constexpr explicit Loc(int index) noexcept : override_index(index) {}
 };
 
+// Reports an override's first use in this thread. Out of line: inlined, its
+// printf made every helper that passes a Loc on (the pool's cas_sync) too
+// big for clang to inline once an override named its caller, so a local
+// Sync stayed in memory, written as two 8-byte stores and read a 4-byte
+// field at a time, which GenMC's mixed-size check reads as uninitialized.
+[[gnu::noinline]] inline void report_override(int i) noexcept {
+    if ((override_reported & (std::uint64_t{1} << i)) != 0) return;
+    override_reported |= std::uint64_t{1} << i;
+    std::printf("zap-genmc: override %s:%u matched\n", overrides[i].path, overrides[i].line);
+}
+
 inline std::memory_order mutate(std::memory_order coded, const Loc& loc) noexcept {
     const int i = loc.override_index;
     if (i < 0) return coded;
-    if ((override_reported & (std::uint64_t{1} << i)) == 0) {
-        override_reported |= std::uint64_t{1} << i;
-        std::printf("zap-genmc: override %s:%u matched\n", overrides[i].path, overrides[i].line);
-    }
+    report_override(i);
     return overrides[i].order;
 }
 

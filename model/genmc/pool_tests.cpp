@@ -15,8 +15,10 @@
 // (a lost wake-up).
 //
 // Registered (model/genmc/CMakeLists.txt): pool_join_no_worker,
-// pool_notify_wait and pool_warm. pool_spin, pool_shutdown_join and
-// pool_spawn_fails did not finish in minutes yet (docs/model.md section 7).
+// pool_shutdown_publishes, pool_warm_fails, pool_notify_wait and pool_warm.
+// pool_spin, pool_shutdown_join and pool_spawn_fails did not finish in
+// minutes yet; pool_schedule_race ends (98 s) but cannot show what its
+// fences are for (docs/model.md section 7).
 #include "harness.hpp"
 
 #include <zap/pool_core.hpp>
@@ -149,6 +151,100 @@ void pool_warm() {
     pool->schedule(tasks[0]);
     delete_pool(pool);
     expect_each_once(tasks);
+}
+
+// A2 against A5, the store-buffering pair: two schedule() calls in a row,
+// the second racing the wake-up of the worker the first spawned. Its
+// notify() may read `notified` as the first one left it (set, before the
+// worker's CAS cleared it) and return; then the worker's search, after its
+// fence, must see the second push (P4), or the task is stranded while the
+// worker sleeps and the wait for its start never ends (a liveness error).
+// Weakening either fence to acq_rel lets both sides read old values. The
+// second task holds the worker until the scenario has shut the pool down
+// (a relaxed gate), so the teardown has no idle worker to wake.
+struct Held : zap::BasicTask<P> {
+    Held() noexcept : zap::BasicTask<P>(&hold) {}
+    static void hold(zap::BasicTask<P>* t) noexcept {
+        auto* self = static_cast<Held*>(t);
+        ++self->runs;
+        self->started.store(1, std::memory_order_release);  // pairs with the scenario's acquire
+        __VERIFIER_loop_begin();
+        __VERIFIER_spin_start();
+        __VERIFIER_spin_end(self->open.load(std::memory_order_relaxed) != 0);  // orders nothing
+    }
+    int runs = 0;
+    std::atomic<int> started{0};
+    std::atomic<int> open{0};
+};
+
+void pool_schedule_race() {
+    Flagged<> first;
+    Held second;
+    Pool<>* pool = new_pool();
+    pool->schedule(first);
+    pool->schedule(second);
+    __VERIFIER_loop_begin();
+    __VERIFIER_spin_start();
+    __VERIFIER_spin_end(second.started.load(std::memory_order_acquire) != 0);
+    pool->shutdown();
+    second.open.store(1, std::memory_order_relaxed);
+    delete_pool(pool);
+    assert(first.runs == 1 && second.runs == 1 && "each task runs exactly once (P2)");
+}
+
+// B1's release half: what shutdown()'s caller did before it happens before
+// join() returns, on another thread. The worker is held in a task until
+// the closer has shut down (a relaxed gate: it orders nothing), so it is
+// not idle at shutdown and the CAS takes no closer: the only path from the
+// closer to the joiner is the release sequence the CAS heads, continued by
+// the worker's unregister() (B3). The worker's own writes (its thread
+// handle, which join() reads) come through unregister()'s release.
+struct Gated : zap::BasicTask<P> {
+    Gated() noexcept : zap::BasicTask<P>(&hold) {}
+    static void hold(zap::BasicTask<P>* t) noexcept {
+        auto* self = static_cast<Gated*>(t);
+        __VERIFIER_loop_begin();
+        __VERIFIER_spin_start();
+        __VERIFIER_spin_end(self->open.load(std::memory_order_relaxed) != 0);  // orders nothing
+    }
+    std::atomic<int> open{0};
+};
+
+void pool_shutdown_publishes() {
+    Gated task;
+    int before_shutdown = 0;
+    Pool<>* pool = new_pool();
+    pool->schedule(task);  // spawns the worker, which runs the task
+    auto closer = [&] {
+        before_shutdown = 1;
+        pool->shutdown();
+        task.open.store(1, std::memory_order_relaxed);
+    };
+    pthread_t c = go(closer);
+    pool->join();
+    assert(before_shutdown == 1 && "what shutdown()'s caller did happens before join() returns (B1)");
+    join(c);  // first: the destructor's wait for the closer's call (B7) is a poll
+    delete_pool(pool);
+}
+
+// A7 against B1: warm() on another thread, its spawn failing, racing
+// shutdown() and join(). When shutdown() comes between warm()'s
+// reservation and the failed spawn's give-back, the give-back takes
+// spawned to 0 after shutdown: no worker will notify the join event, so
+// the failed spawn must (B3, holding a closer, P5), or join() sleeps for
+// ever (the seed spawn-failed-no-join-notify).
+struct FailingSpawn : P {
+    static bool spawn(const zap::ThreadOptions&, void* (*)(void*), void*) noexcept { return false; }
+};
+
+void pool_warm_fails() {
+    Pool<FailingSpawn>* pool = new_pool<FailingSpawn>();
+    auto warmer = [&] { pool->warm(1); };
+    pthread_t w = go(warmer);
+    pool->shutdown();
+    pool->join();
+    join(w);  // warm() returns before the pool is destroyed, as any call must
+    delete_pool(pool);
 }
 
 // A7: a spawn that may fail (at either schedule()): the reservations go

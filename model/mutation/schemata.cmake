@@ -12,12 +12,15 @@
 # "schemata twin": the three Relacy model binaries the seeds' ctests run on
 # and tests/test_spin.cpp (two seeds a unit test finds) always; the twin of
 # model/mutation/scenarios.cpp, of every unit test and of the stress suite
-# with ZAP_MUTANT_CHECKS (on by default: model_logic_mutants_ci then samples
-# among every mutant the table calls killed, not only those a model killed).
-# Target zap_mutant_checks builds every twin. twins.json tells
-# model/mutate-logic which twin stands for which program.
+# only on demand, unless ZAP_MUTANT_CHECKS is on: model_logic_mutants_ci
+# builds the few its sample needs (it samples among every mutant the table
+# calls killed), and model/mutate-logic --run builds target
+# zap_mutant_checks, every twin. Built by default, all of them were
+# compiled by the test command's build, though the CI check's sample of
+# eight mutants needs a few. twins.json tells model/mutate-logic which twin
+# stands for which program.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-option(ZAP_MUTANT_CHECKS "Build every check's schemata twin (unit, stress) by default" ON)
+option(ZAP_MUTANT_CHECKS "Build every check's schemata twin (unit, stress) by default" OFF)
 set(zap_mutant_only EXCLUDE_FROM_ALL)
 if(ZAP_MUTANT_CHECKS)
   set(zap_mutant_only "")
@@ -97,6 +100,17 @@ foreach(name ${zap_unit_tests})
   endif()
   zap_schemata_twin(test_${name} test_${name}_schemata)
 endforeach()
+# The std::execution test (tests/test_execution.cpp, zap_test_execution) is
+# built only where stdexec compiles (cmake/zap_stdexec.cmake); its twin is
+# the one check that runs execution.hpp, and the one unit test that runs
+# schedule_operation.hpp through a scheduler.
+include(${PROJECT_SOURCE_DIR}/cmake/zap_stdexec.cmake)
+if(ZAP_STDEXEC_SKIP STREQUAL "")
+  zap_schemata_program(test_execution_schemata ${PROJECT_SOURCE_DIR}/tests/test_execution.cpp ${zap_mutant_only} GTEST)
+  target_include_directories(test_execution_schemata SYSTEM PRIVATE ${ZAP_STDEXEC_DIR})
+  target_link_libraries(test_execution_schemata PRIVATE ${ZAP_STDEXEC_LIBS})
+  zap_schemata_twin(zap_test_execution test_execution_schemata)
+endif()
 zap_schemata_program(zap_stress_schemata ${PROJECT_SOURCE_DIR}/stress/main.cpp ${zap_mutant_only})
 zap_schemata_twin(zap_stress zap_stress_schemata)
 file(GENERATE OUTPUT ${ZAP_SCHEMATA_DIR}/twins.json CONTENT "{\n${ZAP_SCHEMATA_TWINS}  \"\": \"\"\n}\n")
