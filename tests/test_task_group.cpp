@@ -2,6 +2,8 @@
 // TaskGroup: children, waits inside and outside the pool, exceptions,
 // the destructor, reuse; two pools waiting on each other; the bound on
 // nested helping; and what a helping wait does to a lock its waiter holds.
+#include "held_worker.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -44,6 +46,47 @@ TEST(TaskGroup, WaitFromOutsideThePool) {
     for (auto& r : runs) group.run([&r] { r++; });
     group.wait();
     for (auto& r : runs) ASSERT_EQ(r.load(), 1);
+}
+
+TEST(TaskGroup, FromOutsideTheWaitRunsItsChildrenWhileTheOnlyWorkerIsBusy) {
+    // wait() on a thread outside the pool runs the group's own children
+    // (outside_wait.hpp OC8), and their children, while the only worker is
+    // busy elsewhere until the wait has returned. A task another thread
+    // schedules between the children (in the global queue among them) is
+    // not the group's, and the caller leaves it to the pool (OI1). Before the
+    // wait helped, it waited for the held worker: release() then saw the
+    // watchdog fired, and every child ran on the worker.
+    constexpr int children = 32;
+    zap_test::HeldWorker held;
+    std::atomic<bool> unrelated_ran_on_caller{false};
+    std::atomic<bool> unrelated_ran{false};
+    std::vector<std::atomic<int>> ran_on_caller(2 * children);  // 1: on the caller, 2: elsewhere
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const std::thread::id caller = std::this_thread::get_id();
+        const auto mark = [&ran_on_caller, caller](int i) { ran_on_caller[i] = std::this_thread::get_id() == caller ? 1 : 2; };
+        zap::TaskGroup group(pool);
+        for (int i = 0; i < children; ++i) {
+            group.run([&group, &mark, i] {
+                mark(i);
+                group.run([&mark, i] { mark(children + i); });  // a grandchild, run by the child
+            });
+            if (i == children / 2) {
+                std::thread([&] {
+                    pool.spawn([&] {
+                        unrelated_ran_on_caller = std::this_thread::get_id() == caller;
+                        unrelated_ran = true;
+                    });
+                }).join();
+            }
+        }
+        group.wait();
+        EXPECT_TRUE(held.release()) << "the wait waited for the held worker";
+        for (int i = 0; i < 2 * children; ++i) EXPECT_EQ(ran_on_caller[i].load(), 1) << "task " << i;
+    }
+    EXPECT_TRUE(unrelated_ran.load());
+    EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its group's";
 }
 
 TEST(TaskGroup, RecursiveForkJoinOnEveryPoolSizeFromInsideAndOutside) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // zap/outside_wait.hpp - a thread outside the pool that calls parallel_invoke,
-// parallel_for, for_each, parallel_reduce or transform_reduce runs pieces of
-// its own call while it waits for them, instead of only sleeping (as
+// parallel_for, for_each, parallel_reduce or transform_reduce, or waits for
+// a TaskGroup, runs pieces of its own call while it waits for them, instead of only sleeping (as
 // oneTBB's caller does), and never runs anything else.
 //
 // Why: such a call forks from outside. The halves it schedules go to the
@@ -68,6 +68,15 @@
 //        The tasks C schedules inside f go to the global queue, which an
 //        isolated worker's search skips (I3): C's own wait reaches them
 //        there (OC4a), and so does any worker's ordinary search.
+//   OC8. A TaskGroup used on C outside every call keeps one caller region
+//        for its life, taken from the counter (OC1) at its first run() or
+//        wait() on C: each run() and each untimed wait() (and the
+//        destructor's) on C opens it as OC1 opens a call's, for as long as
+//        the run() or the wait lasts. Its children are stamped with it (OC2),
+//        so C's wait runs them and their descendants (OC4), and nothing else.
+//        On a thread that has a context already (a worker, the drain, C
+//        inside a call) run() and wait() open nothing: the children take
+//        that thread's region, as before.
 //
 // Invariants:
 //   OI1 (its own call's work only): C runs only tasks stamped R (every take
@@ -96,10 +105,11 @@
 //       which tasks there are: parallel_reduce's tree is a function of n
 //       alone (its R1).
 //
-// What it does not cover: TaskGroup::wait from outside (run() schedules its
-// children with no caller region, so the wait has nothing of its own to
-// find), and a thread that works for another pool (OC1). Neither waits
-// worse than before.
+// What it does not cover: a thread that works for another pool (OC1), and
+// a TaskGroup whose wait runs inside a call on C while its children were
+// run outside it (their region is the group's, the wait searches the
+// call's). Neither waits worse than before: the workers run those tasks,
+// and the group's last done() wakes C (OC4d).
 #pragma once
 
 #include <zap/helping_wait.hpp>
@@ -195,12 +205,17 @@ class OutsideCall {
 public:
     OutsideCall(PoolCore<Platform>& pool, bool outside) noexcept {
         if (!outside || Context<Platform>::current() != nullptr) return;
-        context_.pool = &pool;
-        context_.help = &OutsideWait<Platform>::help;
-        context_.help_bound = HelpingWait<PoolCore<Platform>>::drain_help_depth(pool);
-        context_.region = OutsideWait<Platform>::fresh_region(pool, false);
-        Platform::set_current_context(&context_);
+        open(pool, OutsideWait<Platform>::fresh_region(pool, false));
     }
+
+    // OC8: a TaskGroup's region, taken from the counter into `region` the
+    // first time it is opened (0: not yet).
+    OutsideCall(PoolCore<Platform>& pool, std::uint64_t& region) noexcept {
+        if (Context<Platform>::current() != nullptr) return;
+        if (region == 0) region = OutsideWait<Platform>::fresh_region(pool, false);
+        open(pool, region);
+    }
+
     ~OutsideCall() {
         if (context_.pool != nullptr) Platform::set_current_context(nullptr);
     }
@@ -208,6 +223,14 @@ public:
     OutsideCall& operator=(const OutsideCall&) = delete;
 
 private:
+    void open(PoolCore<Platform>& pool, std::uint64_t region) noexcept {
+        context_.pool = &pool;
+        context_.help = &OutsideWait<Platform>::help;
+        context_.help_bound = HelpingWait<PoolCore<Platform>>::drain_help_depth(pool);
+        context_.region = region;
+        Platform::set_current_context(&context_);
+    }
+
     Context<Platform> context_;  // pool null: nothing opened
 };
 
