@@ -630,8 +630,8 @@ OneWaking ==
 ReturnsDone == /\ \A h \in Helpers : pc[h] = "h_done" => cnt[h] = 0
                /\ \A t \in Threads : pc[t] = "o_done" => cnt[Caller] = 0
 
-\* Every helper's wait returns, and the outside caller's (a lost wake-up
-\* also shows as a deadlock).  Every task is some group's, so this also
+\* Every helper's wait returns, and the outside caller's (OI3; a lost
+\* wake-up also shows as a deadlock).  Every task is some group's, so this also
 \* says every task runs.
 AllReturn == <>(\A t \in Threads \ {Client} : pc[t] \in {"h_done", "o_done"})
 
