@@ -195,6 +195,36 @@ TEST(ParallelFor, FromOutsideTheCallerRunsItsPiecesWhileTheOnlyWorkerIsBusy) {
     EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its loop's";
 }
 
+TEST(ParallelFor, TwoCallersOutsideThePoolEachRunOnlyTheirOwnPieces) {
+    // Two threads outside the pool call parallel_for at once while the only
+    // worker is held: each caller runs every piece of its own loop, and none
+    // of the other's (outside_wait.hpp OI1: each call has a caller region of
+    // its own, OC1). Both loops' upper halves wait in the one global queue,
+    // where both callers search. Given one region for both calls (a seeded
+    // bug: the region counter not advanced), a caller ran the other's pieces.
+    zap_test::HeldWorker held;
+    std::atomic<int> ran{0};
+    std::atomic<int> on_another_thread{0};
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const auto loop = [&] {
+            const std::thread::id caller = std::this_thread::get_id();
+            pool.parallel_for(0, 2000, [&](int) {
+                if (std::this_thread::get_id() != caller) on_another_thread++;
+                ran++;
+            }, zap::Grain{1});
+        };
+        std::thread a(loop);
+        std::thread b(loop);
+        a.join();
+        b.join();
+        EXPECT_TRUE(held.release()) << "a loop waited for the held worker";
+    }
+    EXPECT_EQ(ran.load(), 4000);
+    EXPECT_EQ(on_another_thread.load(), 0) << "a caller ran a piece of the other caller's loop";
+}
+
 TEST(ParallelFor, NestedLoopsOnAPoolOfOneThread) {
     zap::ThreadPool pool(threads(1));
     constexpr int outer = 16, inner = 300;

@@ -89,6 +89,31 @@ TEST(TaskGroup, FromOutsideTheWaitRunsItsChildrenWhileTheOnlyWorkerIsBusy) {
     EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its group's";
 }
 
+TEST(TaskGroup, TimedWaitOfAnOutsideCallerRunsNothing) {
+    // Inside a call made from outside the pool (a loop's body on its caller),
+    // a group's children are the call's (OC2), and wait() runs them; a timed
+    // wait does not (OC5: its timeout stays what the caller asked), so
+    // wait_for(0) only polls. The only worker is held: nobody else can run
+    // the child. A timed wait that helped ran it and returned true.
+    zap_test::HeldWorker held;
+    std::atomic<bool> polled_done{true};
+    std::atomic<bool> ran_on_caller{false};
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const std::thread::id caller = std::this_thread::get_id();
+        pool.parallel_for(0, 1, [&](int) {
+            zap::TaskGroup group(pool);
+            group.run([&] { ran_on_caller = std::this_thread::get_id() == caller; });
+            polled_done = group.wait_for(std::chrono::nanoseconds(0));
+            group.wait();
+        });
+        EXPECT_TRUE(held.release()) << "the wait waited for the held worker";
+    }
+    EXPECT_FALSE(polled_done.load()) << "wait_for(0) ran the child";
+    EXPECT_TRUE(ran_on_caller.load());
+}
+
 TEST(TaskGroup, RecursiveForkJoinOnEveryPoolSizeFromInsideAndOutside) {
     for (std::uint32_t n : {1u, 2u, 4u}) {
         zap::ThreadPool pool(threads(n));
