@@ -89,6 +89,42 @@ TEST(TaskGroup, FromOutsideTheWaitRunsItsChildrenWhileTheOnlyWorkerIsBusy) {
     EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its group's";
 }
 
+TEST(TaskGroup, FromOutsideTheWaitRunsChildrenAWorkerSchedulesWhileItSleeps) {
+    // The caller's wait sleeps one nap at a time and searches again (OC4d),
+    // the workers' rings and overflow queues too (OC4a): children that a
+    // running child schedules later - into its worker's ring, and past the
+    // ring's 256 slots into its overflow queue - while that child keeps the
+    // only worker busy until they have all run, are found and run by the
+    // caller. A wait that slept until done() after its first nap, or
+    // searched only once, or skipped the rings or the overflow queues, left
+    // them to the busy worker: the running child's watchdog fired.
+    constexpr int later = 300;
+    std::atomic<int> ran_on_caller{0};
+    std::atomic<int> ran{0};
+    std::atomic<bool> started{false};
+    bool watchdog_fired = false;  // written by the child, read after wait()
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    const std::thread::id caller = std::this_thread::get_id();
+    group.run([&] {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller naps meanwhile (any timing passes)
+        for (int i = 0; i < later; ++i) {
+            group.run([&] {
+                if (std::this_thread::get_id() == caller) ran_on_caller++;
+                ran++;
+            });
+        }
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ran.load() < later && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        watchdog_fired = ran.load() < later;
+    });
+    while (!started.load()) std::this_thread::yield();  // on the worker: the caller is not waiting yet
+    group.wait();
+    EXPECT_FALSE(watchdog_fired) << "the later children waited for the busy worker";
+    EXPECT_EQ(ran_on_caller.load(), later);
+}
+
 TEST(TaskGroup, TimedWaitOfAnOutsideCallerRunsNothing) {
     // Inside a call made from outside the pool (a loop's body on its caller),
     // a group's children are the call's (OC2), and wait() runs them; a timed
