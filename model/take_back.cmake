@@ -28,6 +28,9 @@ foreach(spec ${ZAP_TAKE_BACK_BOUNDED})
 endforeach()
 zap_model_test(NAME model.pool_parallel_invoke.random BINARY ${TB}
                ARGS pool_parallel_invoke --sched random --iterations 100000)
+# The fork made from outside the pool, the caller searching for it (outside_wait.hpp).
+zap_model_test(NAME model.outside_parallel_invoke.random BINARY ${TB}
+               ARGS outside_parallel_invoke --sched random --iterations 100000)
 
 # ---- seeded bugs: each model fails on one --------------------------------
 # steal-half-one-cas: a thief claims half of what it saw with one CAS (the

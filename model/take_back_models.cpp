@@ -194,32 +194,53 @@ ZAP_MODEL_TEST(fork_join, ForkJoin, true, P::SpawnFailure::never,
 // b while the first runs a; the first takes b back or helps (WaitGroup) until
 // it is done. Both halves run once, their writes are visible after the call,
 // and the pool shuts down, joins and is freed with nothing left.
-struct PoolParallelInvoke : Model<PoolParallelInvoke, 1, 2> {
-    struct Job : Counted {
-        PoolParallelInvoke* model = nullptr;
-        Job() : Counted(&run) {}
-        static void run(Task* t) {
-            Job* self = static_cast<Job*>(t);
-            PoolParallelInvoke& m = *self->model;
-            m.pool->parallel_invoke([&m] { m.halves[0]($).store(m.halves[0]($).load() + 1); },
-                                    [&m] { m.halves[1]($).store(m.halves[1]($).load() + 1); });
-            RL_ASSERT(m.halves[0]($).load() == 1 && m.halves[1]($).load() == 1);
-            Counted::bump(t);
-        }
-    };
-    Pool* pool = nullptr;
-    Job jobs[1];
+// The two halves of a parallel_invoke, each counting its runs: forks them on
+// `pool` from whichever thread calls fork(), then checks each ran once and
+// its write is visible (F1, F3).
+struct TwoHalves {
     rl::var<int> halves[2];
 
-    void before() {
-        Model::before();
+    void reset() {
         halves[0]($).store(0);
         halves[1]($).store(0);
     }
+    void fork(Pool& pool) {
+        pool.parallel_invoke([this] { halves[0]($).store(halves[0]($).load() + 1); },
+                             [this] { halves[1]($).store(halves[1]($).load() + 1); });
+        RL_ASSERT(halves[0]($).load() == 1 && halves[1]($).load() == 1);
+    }
+};
+
+// A pool of two, one task `Job` to schedule on it, and the two halves.
+template <class Derived, class Job>
+struct ForkOnAPool : Model<Derived, 1, 2> {
+    Pool* pool = nullptr;
+    Job jobs[1];
+    TwoHalves two;
+
+    void before() {
+        Model<Derived, 1, 2>::before();
+        two.reset();
+    }
+};
+
+struct ForkInATask : Counted {
+    TwoHalves* two = nullptr;
+    Pool** pool = nullptr;
+    ForkInATask() : Counted(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<ForkInATask*>(t);
+        self->two->fork(**self->pool);
+        Counted::bump(t);
+    }
+};
+
+struct PoolParallelInvoke : ForkOnAPool<PoolParallelInvoke, ForkInATask> {
     void thread(unsigned) {
         zap::Config config = model_config(2);
         pool = new Pool(std::move(config));
-        jobs[0].model = this;
+        jobs[0].two = &two;
+        jobs[0].pool = &pool;
         pool->schedule(jobs[0]);
         pool->shutdown();
         pool->join();
@@ -229,5 +250,43 @@ struct PoolParallelInvoke : Model<PoolParallelInvoke, 1, 2> {
 };
 ZAP_MODEL_TEST(pool_parallel_invoke, PoolParallelInvoke, true, P::SpawnFailure::never,
                "parallel_invoke in a task of a pool of two: both halves once, visible after, pool freed after join");
+
+// ---- outside_parallel_invoke: the fork made from outside the pool ----------
+// The model's thread, outside the pool, schedules an unrelated task, then
+// calls pool->parallel_invoke(a, b): b goes to the global queue in the call's
+// caller region (outside_wait.hpp OC1-OC2). A worker may consume the queue
+// (b and the unrelated task into its ring), a second one may steal; the
+// caller, once a is done, searches the global queue, the overflow queues and
+// the rings for b (OC4: the unrelated task claimed or passed on the way goes
+// back into a queue) and runs it, or naps on the fork's group until a worker
+// has. b runs once and its write is visible after the call (F1, F3); the
+// unrelated task runs once, never on the caller (OI1), nothing is lost (OI2),
+// the call returns (OI3), and the pool is freed after join.
+// An unrelated task: on a worker or join()'s drain (both have a worker
+// slot); never on the caller inside its call (a context without one, OC1).
+struct Unrelated : Counted {
+    Unrelated() : Counted(&run) {}
+    static void run(Task* t) {
+        const zap::detail::Context<P>* context = zap::detail::Context<P>::current();
+        RL_ASSERT(context != nullptr && context->worker != nullptr);
+        Counted::bump(t);
+    }
+};
+
+struct OutsideParallelInvoke : ForkOnAPool<OutsideParallelInvoke, Unrelated> {
+    void thread(unsigned) {
+        pool = new Pool(model_config(2));
+        pool->schedule(jobs[0]);
+        two.fork(*pool);
+        RL_ASSERT(zap::detail::Context<P>::current() == nullptr);  // the call's context is gone (OC1)
+        pool->shutdown();
+        pool->join();
+        expect_each_once(jobs);
+        delete pool;
+    }
+};
+ZAP_MODEL_TEST(outside_parallel_invoke, OutsideParallelInvoke, true, P::SpawnFailure::never,
+               "parallel_invoke from outside a pool of two: the caller may run b itself, never the unrelated task; "
+               "b once, visible after, nothing lost, pool freed after join");
 
 }  // namespace

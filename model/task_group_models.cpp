@@ -6,8 +6,11 @@
 //
 //   cancel_skips        max_threads 1, the owner outside the pool: child A
 //                       cancels, child B may run before A (then it runs) or
-//                       after (then it must be skipped: CS3), and A's own
-//                       run() after its cancel schedules nothing. The owner's
+//                       after A on A's thread (then it must be skipped: CS3),
+//                       or beside A (the owner runs its group's children
+//                       while it waits, outside_wait.hpp OC8, so two threads
+//                       run them), and A's own run() after its cancel
+//                       schedules nothing. The owner's
 //                       wait() returns exactly once, the group is reset, and a
 //                       new child runs. A late touch of the freed group, a
 //                       lost wake-up or a miscounted child fails it.
@@ -24,9 +27,10 @@
 //                       is_canceled() reads what was written (CS4).
 //   cancel_loop         max_threads 1: a child taking the group's token runs
 //                       parallel_for over 4 indices, one per piece; the
-//                       body of index 1 cancels. On the one worker every
-//                       later piece starts after the cancel: none may run
-//                       (C7, CS5), the token is stopped, the skipped upper
+//                       body of index 1 cancels. A piece that starts after
+//                       the cancel on the canceling thread may not run (C7,
+//                       CS5; the worker and the owner, which runs its
+//                       group's children while it waits, OC8, share them), the token is stopped, the skipped upper
 //                       halves still count done (the owner's wait() returns),
 //                       and a loop of the next round runs every index.
 //   cancel_loop_two     max_threads 2: the same loop split over two workers
@@ -52,6 +56,7 @@ using TaskGroup = zap::BasicTaskGroup<P>;
 template <std::uint32_t Workers>
 struct CancelSkips : Model<CancelSkips<Workers>, 1, Workers> {
     rl::var<int> a_canceled{0};  // A's note, made after its cancel()
+    rl::atomic<int> a_thread{-1};  // timing only: the thread A ran on
     rl::var<int> b_ran{0};
     rl::var<int> next_ran{0};
 
@@ -60,14 +65,17 @@ struct CancelSkips : Model<CancelSkips<Workers>, 1, Workers> {
         auto* group = new TaskGroup(*pool);
         group->run([this, group] {
             group->cancel();
+            a_thread($).store(static_cast<int>(rl::thread_index()), rl::mo_relaxed);
             a_canceled($).store(1);
             group->run([] { RL_ASSERT(!"a child run() after cancel() was scheduled"); });
         });
         group->run([this] {
-            // On one worker, A and B run one after the other: B after A means
-            // B started after the cancel (CS3). On two, B may run beside A,
-            // never after it on A's thread.
-            if (Workers == 1) RL_ASSERT(a_canceled($).load() == 0);
+            // B after A on A's thread means B started after the cancel
+            // (CS3). On another thread (the second worker, or the owner,
+            // which runs its group's children while it waits: OC8) B may run
+            // beside A.
+            if (a_thread($).load(rl::mo_relaxed) == static_cast<int>(rl::thread_index()))
+                RL_ASSERT(a_canceled($).load() == 0);
             b_ran($).store(1);
         });
         group->wait();
@@ -141,6 +149,7 @@ struct CancelLoop : Model<CancelLoop<Workers>, 1, Workers> {
     static constexpr int n = 4;
     rl::var<int> ran[n];
     rl::var<int> next_ran[2];
+    rl::atomic<int> canceler{-1};  // timing only: the thread index 1's cancel ran on
 
     void thread(unsigned) {
         for (auto& r : ran) r($).store(0);
@@ -151,10 +160,14 @@ struct CancelLoop : Model<CancelLoop<Workers>, 1, Workers> {
             pool->parallel_for(0, n, [this, group](int i) {
                 RL_ASSERT(ran[i]($).load() == 0);  // each index at most once
                 ran[i]($).store(1);
-                // One worker: the pieces run in index order on its thread, so
-                // every piece after index 1 started after its cancel (CS5).
-                if (Workers == 1) RL_ASSERT(i <= 1);
-                if (i == 1) group->cancel();
+                // A piece started on the canceling thread after the cancel
+                // (CS5). Even with one worker, two threads run the pieces:
+                // the owner runs its group's children while it waits (OC8).
+                RL_ASSERT(canceler($).load(rl::mo_relaxed) != static_cast<int>(rl::thread_index()));
+                if (i == 1) {
+                    group->cancel();
+                    canceler($).store(static_cast<int>(rl::thread_index()), rl::mo_relaxed);
+                }
             }, zap::Grain{1});
             if (Workers == 1) RL_ASSERT(token.stop_requested());  // the group's token (step 9)
         });

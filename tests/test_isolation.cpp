@@ -8,6 +8,7 @@
 // neither finishes. Every blocking wait here has a watchdog: a deadlock is a
 // failed check after the watchdog's deadline, never a hung test.
 #include "held_wake_platform.hpp"
+#include "held_worker.hpp"
 
 #include <zap/zap.hpp>
 
@@ -297,6 +298,42 @@ TEST(Isolation, ReturnsTheValueAndPropagatesExceptions) {
                   return sum;
               }).get(),
               0);
+}
+
+TEST(Isolation, OnAnOutsideCallerInsideACallTheWaitRunsOnlyTasksCreatedInside) {
+    // A thread outside the pool, inside a call of it (here the first half of
+    // a parallel_invoke, whose other half waits in the global queue: the only
+    // worker is held), waits on a WaitGroup inside isolate(): that wait may
+    // run only tasks created inside isolate() (outside_wait.hpp OC7), not b.
+    // Without OC7 it ran b there, inside the isolated section.
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    held.hold(pool, watchdog);
+    bool isolated = false;  // C's own: the held worker runs none of this
+    bool b_ran_isolated = false;
+    bool b_ran = false;
+    pool.parallel_invoke(
+        [&] {
+            pool.isolate([&] {
+                isolated = true;
+                zap::WaitGroup group;
+                group.add();
+                std::thread other([&] {
+                    std::this_thread::sleep_for(50ms);
+                    group.done();
+                });
+                group.wait();
+                other.join();
+                isolated = false;
+            });
+        },
+        [&] {
+            b_ran_isolated = isolated;
+            b_ran = true;
+        });
+    EXPECT_TRUE(held.release()) << "the call waited for the held worker";
+    EXPECT_TRUE(b_ran);
+    EXPECT_FALSE(b_ran_isolated) << "a wait inside isolate() ran a task of the call made outside it";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // parallel_for and for_each: every index once, the pieces the range is cut
 // into, nesting on a pool of one thread, exceptions, the calling thread's share.
 #include "counting_platform.hpp"
+#include "held_worker.hpp"
 
 #include <zap/zap.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -135,13 +137,12 @@ TEST(ParallelFor, AllocatesNothing) {
     EXPECT_EQ(sum.load(), 2 * (64L * (999L * 1000 / 2) + 1000L * (63L * 64 / 2)));
 }
 
-TEST(ParallelFor, CallerOutsideThePoolRunsExactlyTheLowestPiece) {
-    // From outside the pool the caller runs the lowest piece itself (step 2)
-    // and sleeps while the workers run the rest, so the indices it ran are
-    // exactly one piece: [0, piece). 1024 indices: the automatic grain
-    // 1024 / (4 x threads) gives 256 on one thread and 128 on two; Grain{10}
-    // halves down to 8. One piece for the whole range would fail, and so
-    // would pieces longer than the grain.
+TEST(ParallelFor, CallerOutsideThePoolRunsTheLowestPieceAndWholePieces) {
+    // From outside the pool the caller runs the lowest piece first (step 2),
+    // then, while it waits, more pieces of its own loop (step 7): every index
+    // of [0, piece) runs on it, and whatever else it runs is whole pieces.
+    // 1024 indices: the automatic grain 1024 / (4 x threads) gives 256 on one
+    // thread and 128 on two; Grain{10} halves down to 8.
     struct Case {
         std::uint32_t threads;
         zap::Grain grain;
@@ -152,9 +153,76 @@ TEST(ParallelFor, CallerOutsideThePoolRunsExactlyTheLowestPiece) {
         const std::thread::id caller = std::this_thread::get_id();
         std::vector<char> on_caller(1024, 0);  // one writer per index; parallel_for's return orders the reads
         pool.parallel_for(0, 1024, [&](int i) { on_caller[i] = std::this_thread::get_id() == caller; }, c.grain);
+        for (std::size_t i = 0; i < c.piece; ++i) ASSERT_NE(on_caller[i], 0) << "index " << i << ", " << c.threads << " threads";
         for (std::size_t i = 0; i < on_caller.size(); ++i)
-            ASSERT_EQ(on_caller[i] != 0, i < c.piece) << "index " << i << ", " << c.threads << " threads";
+            ASSERT_EQ(on_caller[i], on_caller[i - i % c.piece]) << "index " << i << " and its piece's start";
     }
+}
+
+TEST(ParallelFor, FromOutsideTheCallerRunsItsPiecesWhileTheOnlyWorkerIsBusy) {
+    // The promise as a user sees it: a loop called from a thread outside the
+    // pool completes even when every worker is busy elsewhere until it has
+    // returned - its caller runs its pieces. A task another thread schedules
+    // while the loop runs (on top of the loop's upper halves in the global
+    // queue, where a search meets it first) is not the loop's, and the caller
+    // leaves it to the pool (outside_wait.hpp OI1). Before the caller helped,
+    // the loop waited for the held worker: release() then saw the watchdog
+    // fired; with the caller's pieces given no region of their own (a seeded
+    // bug), it ran the other thread's task.
+    zap_test::HeldWorker held;
+    std::atomic<bool> unrelated_ran_on_caller{false};
+    std::atomic<bool> unrelated_ran{false};
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const std::thread::id caller = std::this_thread::get_id();
+        const auto unrelated = [&] {
+            unrelated_ran_on_caller = std::this_thread::get_id() == caller;
+            unrelated_ran = true;
+        };
+        Trace trace(1000);
+        std::atomic<int> on_caller{0};
+        pool.parallel_for(0, 1000, [&](int i) {
+            trace.record(static_cast<std::size_t>(i));
+            if (std::this_thread::get_id() == caller) on_caller++;
+            if (i == 0) std::thread([&] { pool.spawn(unrelated); }).join();  // the lowest piece: the caller's first
+        }, zap::Grain{10});
+        EXPECT_TRUE(held.release()) << "the loop waited for the held worker";
+        trace.expect_each_once();
+        EXPECT_EQ(on_caller.load(), 1000);
+    }
+    EXPECT_TRUE(unrelated_ran.load());
+    EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its loop's";
+}
+
+TEST(ParallelFor, TwoCallersOutsideThePoolEachRunOnlyTheirOwnPieces) {
+    // Two threads outside the pool call parallel_for at once while the only
+    // worker is held: each caller runs every piece of its own loop, and none
+    // of the other's (outside_wait.hpp OI1: each call has a caller region of
+    // its own, OC1). Both loops' upper halves wait in the one global queue,
+    // where both callers search. Given one region for both calls (a seeded
+    // bug: the region counter not advanced), a caller ran the other's pieces.
+    zap_test::HeldWorker held;
+    std::atomic<int> ran{0};
+    std::atomic<int> on_another_thread{0};
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const auto loop = [&] {
+            const std::thread::id caller = std::this_thread::get_id();
+            pool.parallel_for(0, 2000, [&](int) {
+                if (std::this_thread::get_id() != caller) on_another_thread++;
+                ran++;
+            }, zap::Grain{1});
+        };
+        std::thread a(loop);
+        std::thread b(loop);
+        a.join();
+        b.join();
+        EXPECT_TRUE(held.release()) << "a loop waited for the held worker";
+    }
+    EXPECT_EQ(ran.load(), 4000);
+    EXPECT_EQ(on_another_thread.load(), 0) << "a caller ran a piece of the other caller's loop";
 }
 
 TEST(ParallelFor, NestedLoopsOnAPoolOfOneThread) {

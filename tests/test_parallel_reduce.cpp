@@ -6,6 +6,7 @@
 // transform and reduce, no allocation.
 #include "counting_new.hpp"
 #include "counting_platform.hpp"
+#include "held_worker.hpp"
 
 #include <zap/zap.hpp>
 
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +96,23 @@ TEST(ParallelReduce, FloatSumIsBitwiseTheSameOnEveryPoolSize) {
                 << n << " threads, from a task, round " << round;
         }
     }
+}
+
+TEST(ParallelReduce, FromOutsideTheCallerComputesTheSameTreeWhileTheOnlyWorkerIsBusy) {
+    // psum's shape: a reduction called from outside the pool. With the only
+    // worker held by another task, the caller computes every node of its
+    // tree itself (outside_wait.hpp OI3), and the sum is bit for bit the
+    // documented tree's (R1, OI5). Before the caller helped, the reduction
+    // waited for the held worker: release() then saw the watchdog fired.
+    const std::vector<float> v = wild_floats(1 << 16);
+    const float expected = documented_tree<float>(0, v.size(), documented_leaf(v.size()), [&](std::size_t i) { return v[i]; },
+                                                  [](float a, float b) { return a + b; });
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(threads(1));
+    held.hold(pool, std::chrono::seconds(10));
+    const float sum = pool_sum(pool, v);
+    EXPECT_TRUE(held.release()) << "the reduction waited for the held worker";
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(sum), std::bit_cast<std::uint32_t>(expected));
 }
 
 TEST(ParallelReduce, DoubleTransformReduceIsBitwiseTheSameOnEveryPoolSize) {

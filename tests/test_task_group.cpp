@@ -2,6 +2,8 @@
 // TaskGroup: children, waits inside and outside the pool, exceptions,
 // the destructor, reuse; two pools waiting on each other; the bound on
 // nested helping; and what a helping wait does to a lock its waiter holds.
+#include "held_worker.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -44,6 +46,108 @@ TEST(TaskGroup, WaitFromOutsideThePool) {
     for (auto& r : runs) group.run([&r] { r++; });
     group.wait();
     for (auto& r : runs) ASSERT_EQ(r.load(), 1);
+}
+
+TEST(TaskGroup, FromOutsideTheWaitRunsItsChildrenWhileTheOnlyWorkerIsBusy) {
+    // wait() on a thread outside the pool runs the group's own children
+    // (outside_wait.hpp OC8), and their children, while the only worker is
+    // busy elsewhere until the wait has returned. A task another thread
+    // schedules between the children (in the global queue among them) is
+    // not the group's, and the caller leaves it to the pool (OI1). Before the
+    // wait helped, it waited for the held worker: release() then saw the
+    // watchdog fired, and every child ran on the worker.
+    constexpr int children = 32;
+    zap_test::HeldWorker held;
+    std::atomic<bool> unrelated_ran_on_caller{false};
+    std::atomic<bool> unrelated_ran{false};
+    std::vector<std::atomic<int>> ran_on_caller(2 * children);  // 1: on the caller, 2: elsewhere
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const std::thread::id caller = std::this_thread::get_id();
+        const auto mark = [&ran_on_caller, caller](int i) { ran_on_caller[i] = std::this_thread::get_id() == caller ? 1 : 2; };
+        zap::TaskGroup group(pool);
+        for (int i = 0; i < children; ++i) {
+            group.run([&group, &mark, i] {
+                mark(i);
+                group.run([&mark, i] { mark(children + i); });  // a grandchild, run by the child
+            });
+            if (i == children / 2) {
+                std::thread([&] {
+                    pool.spawn([&] {
+                        unrelated_ran_on_caller = std::this_thread::get_id() == caller;
+                        unrelated_ran = true;
+                    });
+                }).join();
+            }
+        }
+        group.wait();
+        EXPECT_TRUE(held.release()) << "the wait waited for the held worker";
+        for (int i = 0; i < 2 * children; ++i) EXPECT_EQ(ran_on_caller[i].load(), 1) << "task " << i;
+    }
+    EXPECT_TRUE(unrelated_ran.load());
+    EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its group's";
+}
+
+TEST(TaskGroup, FromOutsideTheWaitRunsChildrenAWorkerSchedulesWhileItSleeps) {
+    // The caller's wait sleeps one nap at a time and searches again (OC4d),
+    // the workers' rings and overflow queues too (OC4a): children that a
+    // running child schedules later - into its worker's ring, and past the
+    // ring's 256 slots into its overflow queue - while that child keeps the
+    // only worker busy until they have all run, are found and run by the
+    // caller. A wait that slept until done() after its first nap, or
+    // searched only once, or skipped the rings or the overflow queues, left
+    // them to the busy worker: the running child's watchdog fired.
+    constexpr int later = 300;
+    std::atomic<int> ran_on_caller{0};
+    std::atomic<int> ran{0};
+    std::atomic<bool> started{false};
+    bool watchdog_fired = false;  // written by the child, read after wait()
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    const std::thread::id caller = std::this_thread::get_id();
+    group.run([&] {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller naps meanwhile (any timing passes)
+        for (int i = 0; i < later; ++i) {
+            group.run([&] {
+                if (std::this_thread::get_id() == caller) ran_on_caller++;
+                ran++;
+            });
+        }
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ran.load() < later && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        watchdog_fired = ran.load() < later;
+    });
+    while (!started.load()) std::this_thread::yield();  // on the worker: the caller is not waiting yet
+    group.wait();
+    EXPECT_FALSE(watchdog_fired) << "the later children waited for the busy worker";
+    EXPECT_EQ(ran_on_caller.load(), later);
+}
+
+TEST(TaskGroup, TimedWaitOfAnOutsideCallerRunsNothing) {
+    // Inside a call made from outside the pool (a loop's body on its caller),
+    // a group's children are the call's (OC2), and wait() runs them; a timed
+    // wait does not (OC5: its timeout stays what the caller asked), so
+    // wait_for(0) only polls. The only worker is held: nobody else can run
+    // the child. A timed wait that helped ran it and returned true.
+    zap_test::HeldWorker held;
+    std::atomic<bool> polled_done{true};
+    std::atomic<bool> ran_on_caller{false};
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(10));
+        const std::thread::id caller = std::this_thread::get_id();
+        pool.parallel_for(0, 1, [&](int) {
+            zap::TaskGroup group(pool);
+            group.run([&] { ran_on_caller = std::this_thread::get_id() == caller; });
+            polled_done = group.wait_for(std::chrono::nanoseconds(0));
+            group.wait();
+        });
+        EXPECT_TRUE(held.release()) << "the wait waited for the held worker";
+    }
+    EXPECT_FALSE(polled_done.load()) << "wait_for(0) ran the child";
+    EXPECT_TRUE(ran_on_caller.load());
 }
 
 TEST(TaskGroup, RecursiveForkJoinOnEveryPoolSizeFromInsideAndOutside) {

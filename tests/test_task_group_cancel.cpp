@@ -36,21 +36,25 @@ void spin_until(const std::atomic<bool>& flag) {
 
 TEST(TaskGroupCancel, ChildrenQueuedBehindTheCancelerNeverRun) {
     // One worker: child A runs, the owner queues 100 more behind it, A
-    // cancels. Each of the 100 starts after the cancel on the same thread:
-    // all are skipped, and each one's callable is destroyed uncalled.
+    // cancels. Each of the 100 starts after the cancel: on the worker, after
+    // A on the same thread; on the owner, which runs its group's children
+    // while it waits (outside_wait.hpp OC8), once it has seen the cancel. All
+    // are skipped, and each one's callable is destroyed uncalled.
     zap::ThreadPool pool(threads(1));
     zap::TaskGroup group(pool);
-    std::atomic<bool> a_started{false}, all_queued{false};
+    std::atomic<bool> a_started{false}, all_queued{false}, canceled{false};
     std::atomic<int> ran{0};
     auto destroyed = std::make_shared<std::atomic<int>>(0);
     group.run([&] {
         a_started = true;
         spin_until(all_queued);
         group.cancel();
+        canceled = true;
     });
     spin_until(a_started);
     for (int i = 0; i < 100; ++i) group.run([&ran, s = Sentinel(destroyed)] { ran++; });
     all_queued = true;
+    spin_until(canceled);
     group.wait();
     EXPECT_EQ(ran.load(), 0);
     EXPECT_EQ(destroyed->load(), 100) << "every skipped callable destroyed, by the time wait() returned";
@@ -259,22 +263,26 @@ TEST(TaskGroupToken, ACallableTakingNothingStillRunsAndATokenChildIsSkippedWhenC
 
 namespace {
 
-// Runs, on the pool, a child of `group` that runs a loop of 1000 pieces;
-// the piece at index 10 cancels the group. On one worker the pieces run one
-// after another on that thread: every piece after the canceling one starts
-// after the cancel, so none runs.
+// Runs, on the pool, a child of a group that runs a loop of 1000 pieces;
+// the piece at index 10 cancels the group. The group's owner is a task of
+// the pool too (an owner outside the pool would run the group's children,
+// and pieces of their loops, while it waits: outside_wait.hpp OC8). On one
+// worker the pieces then run one after another on that thread: every piece
+// after the canceling one starts after the cancel, so none runs.
 template <class Loop>
 int indices_run_when_canceled_at_ten(zap::ThreadPool& pool, Loop loop) {
-    zap::TaskGroup group(pool);
-    std::atomic<int> calls{0};
-    group.run([&] {
-        loop([&](int i) {
-            calls++;
-            if (i == 10) group.cancel();
+    return pool.submit([&] {
+        zap::TaskGroup group(pool);
+        std::atomic<int> calls{0};
+        group.run([&] {
+            loop([&](int i) {
+                calls++;
+                if (i == 10) group.cancel();
+            });
         });
-    });
-    group.wait();
-    return calls.load();
+        group.wait();
+        return calls.load();
+    }).get();
 }
 
 }  // namespace

@@ -58,13 +58,17 @@ TEST(WorkerIndex, EachWorkerKeepsItsOwnIndex) {
         zap::ThreadPool pool(config);
         self = &pool;
         pool.warm(k);
-        pool.parallel_for(0, 20'000, [&](int) {
-            const std::optional<std::uint32_t> index = pool.worker_index();
-            if (!index) return;  // the calling thread's own piece
-            std::lock_guard lock(mutex);
-            if (index_of.at(std::this_thread::get_id()) != *index) mismatches++;
-            checked++;
-        }, zap::Grain{16});
+        // From a task: every piece runs on a worker. (Called from outside,
+        // the caller runs pieces itself while it waits, outside_wait.hpp, and
+        // with pieces this short it may run them all before a worker wakes.)
+        pool.submit([&] {
+            pool.parallel_for(0, 20'000, [&](int) {
+                const std::uint32_t index = pool.worker_index().value();
+                std::lock_guard lock(mutex);
+                if (index_of.at(std::this_thread::get_id()) != index) mismatches++;
+                checked++;
+            }, zap::Grain{16});
+        }).get();
     }  // every worker has started (and exited) by now
     EXPECT_GT(checked.load(), 0);
     EXPECT_EQ(mismatches.load(), 0);

@@ -43,6 +43,23 @@
 (* unrelated task from outside, depends on another helper being woken for  *)
 (* that task.  Not modelled: tasks of the region in flight between workers *)
 (* (the timeout's reason, I4), the set-aside of I3 and IS2's notify.       *)
+(*                                                                         *)
+(* The outside caller (outside_wait.hpp, Protocol OC): OTasks, when not    *)
+(* empty, are the tasks of a call made from a thread outside the pool      *)
+(* (Caller), stamped with its caller region.  It schedules them into the   *)
+(* global queue one by one (OC2; schedule(): push, then notify()), then    *)
+(* waits for its own group (count |OTasks|) as OC4 says: it takes the      *)
+(* whole global queue, keeps one task of its region, puts every other task *)
+(* back (OI2) and, if it moved any, notifies (OC4b); it runs the task it   *)
+(* kept (the task's done() on its group), or, finding none, sleeps on its  *)
+(* group's own word (WaitGroup::wait_for: WAITERS set, then futex_wait if  *)
+(* the word is unchanged) until the group's last done() wakes it or its   *)
+(* nap ends (a step always enabled while it sleeps).  The helpers may run  *)
+(* its tasks too (a helper that owes a notification searches the global    *)
+(* queue).  It never takes a notification, and K1 never wakes it.  Not     *)
+(* modelled: the overflow queues and rings it searches as well (the same   *)
+(* take and put back, under the same lock or claim), the tasks its tasks   *)
+(* schedule, and the nap's doubling (only its bound matters here).         *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets
 
@@ -53,6 +70,8 @@ CONSTANTS
     Child,     \* groups completed by a child the waiter scheduled before waiting
     Parent,    \* a helper whose group the isolated waiter completes after
                \* its wait returns, or "none"
+    OTasks,    \* the tasks of an outside caller's call (Protocol OC), or {}:
+               \* no outside caller
     Mutation   \* "none"; "nok1": notify wakes no helper; "nok2": done()
                \* does not wake its waiter; "norecheck": a helper sleeps
                \* without re-reading its count and Sync after entering its
@@ -68,7 +87,14 @@ CONSTANTS
                \* sleeps without re-reading its count after entering its
                \* word; "isoany": its search takes any task, the global
                \* queue included; "isonotimeout": its sleep has no timeout
-               \* (woken by K2 only)
+               \* (woken by K2 only).
+               \* The outside caller: "outany": its search keeps a task of
+               \* any region; "outnonotify": it puts the tasks it moved back
+               \* without a notify (OC4b left out); "outdrop": it puts back
+               \* only the other regions' tasks, and drops the rest of its
+               \* own; "outnoarm": it sleeps without setting WAITERS (its nap
+               \* alone ends the sleep); "outnowake": neither WAITERS nor
+               \* the nap (a sleep nothing ends)
 
 ASSUME Work \subseteq Helpers /\ Child \subseteq Helpers /\ Work \cap Child = {}
 ASSUME Isolated \subseteq Helpers
@@ -76,10 +102,18 @@ ASSUME Parent = "none" \/ (Parent \in Helpers \ (Work \cup Child \cup Isolated)
                            /\ Cardinality(Isolated) = 1)
 ASSUME Mutation \in {"none", "nok1", "nok2", "norecheck", "owesearly",
                      "isoconsumes", "k1iso", "isonok2", "isonorecheck", "isoany",
-                     "isonotimeout"}
+                     "isonotimeout", "outany", "outnonotify", "outdrop",
+                     "outnoarm", "outnowake"}
+ASSUME OTasks \cap Helpers = {}
 
 Client == "client"
-Threads == Helpers \cup {Client}
+Caller == "caller"   \* the outside caller, and its group
+Threads == Helpers \cup {Client} \cup (IF OTasks # {} THEN {Caller} ELSE {})
+Groups == Helpers \cup {Caller}
+
+\* The group a task completes: a completer's is its name, the caller's tasks'
+\* the caller's group.
+GroupOf(task) == IF task \in OTasks THEN Caller ELSE task
 
 VARIABLES
     sync,      \* Sync: [idle, notified, state]  (state pending/signaled/waking;
@@ -88,8 +122,9 @@ VARIABLES
                \* helping bit, iso: the isolated one)
     sleepers,  \* helpers blocked in futex_wait on their own word
     cnt,       \* cnt[g]: group g's count
-    armed,     \* armed[g]: HELPERS set in g's word
-    queued,    \* completer tasks in the global queue (as the groups they complete)
+    armed,     \* armed[g]: HELPERS set in g's word (the caller's group: WAITERS)
+    queued,    \* tasks in the global queue: completers (as the groups they
+               \* complete) and the outside caller's
     ring,      \* ring[h]: children in h's ring (as the groups they complete)
     pc,        \* program counters
     isIdle,    \* isIdle[h]: h announced its sleep (wait()'s is_idle: gave up
@@ -99,10 +134,17 @@ VARIABLES
     entered,   \* entered[h]: the value of its word h entered with
     nf,        \* notify frame: [waking, ret]
     df,        \* done() frame: [g, wake, ret]
-    next       \* the client's next group
+    next,      \* the client's next group
+    ofork,     \* the outside caller's tasks it has not scheduled yet
+    held,      \* the tasks the outside caller took out of the global queue
+               \* and has not put back yet (out of every other search's sight)
+    otask,     \* the task of its region it kept, until it runs it, or "none"
+    oentered   \* its group's count when it set WAITERS (the word it sleeps on)
+
+OVars == <<ofork, held, otask, oentered>>
 
 vars == <<sync, hw, sleepers, cnt, armed, queued, ring, pc, isIdle, waking,
-          owes, entered, nf, df, next>>
+          owes, entered, nf, df, next, ofork, held, otask, oentered>>
 
 \* The groups the client completes, in its order: the isolated waiters'
 \* first (a helper that is done may leave; see Parent).
@@ -116,11 +158,12 @@ Init ==
     /\ sync = [idle |-> 0, notified |-> FALSE, state |-> "pending"]
     /\ hw = [h \in Helpers |-> [count |-> 0, iso |-> 0, epoch |-> 0]]
     /\ sleepers = {}
-    /\ cnt = [g \in Helpers |-> 1]
-    /\ armed = [g \in Helpers |-> FALSE]
+    /\ cnt = [g \in Groups |-> IF g = Caller THEN Cardinality(OTasks) ELSE 1]
+    /\ armed = [g \in Groups |-> FALSE]
     /\ queued = {}
     /\ ring = [h \in Helpers |-> {}]
     /\ pc = [t \in Threads |-> CASE t = Client -> "c_next"
+                                 [] t = Caller -> "o_fork"
                                  [] t \in Child -> "h_push"
                                  [] OTHER -> "h1"]
     /\ isIdle = [h \in Helpers |-> FALSE]
@@ -130,6 +173,10 @@ Init ==
     /\ nf = [t \in Threads |-> [waking |-> FALSE, ret |-> "none"]]
     /\ df = [t \in Threads |-> [g |-> Client, wake |-> FALSE, ret |-> "none"]]
     /\ next = 1
+    /\ ofork = OTasks
+    /\ held = {}
+    /\ otask = "none"
+    /\ oentered = 0
 
 Goto(t, l) == pc' = [pc EXCEPT ![t] = l]
 
@@ -176,29 +223,34 @@ NK1(t) ==
 NotifyStep(t) == (NCas(t) \/ NK1(t))
                  /\ UNCHANGED <<cnt, armed, queued, ring, isIdle, owes, entered, df, next>>
 
-(* done() (wait_group.hpp step 2) with K2: the CAS to zero (swapping       *)
+(* done() (wait_group.hpp step 2) with K2: the CAS (to zero: swapping      *)
 (* HELPERS for WAKING), then the wake of the word its slot names: the      *)
-(* waiting helper's own (helper g waits for group g).                      *)
+(* waiting helper's own (helper g waits for group g); for the outside      *)
+(* caller's group, the group's own word (WAITERS).  A helper's group       *)
+(* counts 1, the caller's |OTasks|: only the last done() wakes.            *)
 
 CallDone(t, g, ret) ==
     /\ df' = [df EXCEPT ![t] = [g |-> g, wake |-> FALSE, ret |-> ret]]
     /\ Goto(t, "d_cas")
 
 DCas(t) ==
-    LET g == df[t].g IN
+    LET g == df[t].g  last == cnt[g] = 1 IN
     /\ pc[t] = "d_cas"
-    /\ cnt' = [cnt EXCEPT ![g] = 0]
-    /\ armed' = [armed EXCEPT ![g] = FALSE]
-    /\ df' = [df EXCEPT ![t].wake = armed[g]]
+    /\ cnt' = [cnt EXCEPT ![g] = @ - 1]
+    /\ armed' = [armed EXCEPT ![g] = @ /\ ~last]
+    /\ df' = [df EXCEPT ![t].wake = last /\ armed[g]]
     /\ Goto(t, "d_k2")
     /\ UNCHANGED <<hw, sleepers>>
 
 DK2(t) ==
     /\ pc[t] = "d_k2"
-    /\ IF df[t].wake /\ Mutation # "nok2"
-         THEN /\ hw' = [hw EXCEPT ![df[t].g].epoch = @ + 1]
+    /\ CASE df[t].wake /\ Mutation # "nok2" /\ df[t].g = Caller ->
+              /\ sleepers' = sleepers \ {Caller}    \* the group's own word
+              /\ UNCHANGED hw
+         [] df[t].wake /\ Mutation # "nok2" ->
+              /\ hw' = [hw EXCEPT ![df[t].g].epoch = @ + 1]
               /\ sleepers' = sleepers \ {df[t].g}
-         ELSE UNCHANGED <<hw, sleepers>>
+         [] OTHER -> UNCHANGED <<hw, sleepers>>
     /\ Goto(t, df[t].ret)
     /\ UNCHANGED <<cnt, armed, df>>
 
@@ -262,10 +314,10 @@ H2(h) ==
               /\ UNCHANGED <<queued, ring, nf, df>>
     /\ UNCHANGED <<sync, isIdle, waking, hw, sleepers, cnt, armed, next, entered>>
 
-\* Run the completer: its done().
+\* Run the task: its done() on the group it completes.
 HRun(h) ==
     /\ pc[h] = "h_run"
-    /\ CallDone(h, df[h].g, "h1")
+    /\ CallDone(h, GroupOf(df[h].g), "h1")
     /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
                    nf, next, entered>>
 
@@ -446,13 +498,108 @@ CNext ==
                    ELSE CallDone(Client, g, "c_next") /\ UNCHANGED <<queued, nf>>
     /\ UNCHANGED <<sync, hw, sleepers, cnt, armed, ring, isIdle, waking, owes, entered>>
 
-Step(t) ==
-    \/ NotifyStep(t)
-    \/ DoneStep(t)
-    \/ t \in Helpers /\ HelperStep(t)
-    \/ t = Client /\ CNext
+-----------------------------------------------------------------------------
+(* The outside caller (outside_wait.hpp OC2, OC4; Protocol OC).            *)
 
-Finished == \A t \in Threads : pc[t] \in {"h_done", "c_done"}
+OUnchanged == <<sync, hw, isIdle, waking, owes, entered, next, ring>>
+
+\* OC2: schedule one of its tasks from outside (global queue, then notify()).
+OFork ==
+    /\ pc[Caller] = "o_fork"
+    /\ IF ofork = {}
+         THEN Goto(Caller, "o_wait") /\ UNCHANGED <<queued, ofork, nf>>
+         ELSE \E o \in ofork :
+                /\ queued' = queued \cup {o}
+                /\ ofork' = ofork \ {o}
+                /\ CallNotify(Caller, FALSE, "o_fork")
+    /\ UNCHANGED <<df, sleepers, cnt, armed, held, otask, oentered>>
+
+\* OC4: `while (!group.zero())`.
+OWait ==
+    /\ pc[Caller] = "o_wait"
+    /\ Goto(Caller, IF cnt[Caller] = 0 THEN "o_done" ELSE "o_search")
+    /\ UNCHANGED <<df, sleepers, cnt, armed, queued, nf, ofork, held, otask, oentered>>
+
+\* OC4a: the global queue, taken whole under its consumer lock; one task of
+\* its region kept ("outany": of any region), every other task held until
+\* it is put back.
+OSearch ==
+    LET mine == IF Mutation = "outany" THEN queued ELSE queued \cap OTasks IN
+    /\ pc[Caller] = "o_search"
+    /\ queued' = {}
+    /\ IF mine = {}
+         THEN held' = queued /\ UNCHANGED otask
+         ELSE \E o \in mine :
+                /\ otask' = o
+                \* "outdrop": the rest of its own tasks are not put back
+                /\ held' = IF Mutation = "outdrop" THEN queued \ mine ELSE queued \ {o}
+    /\ Goto(Caller, "o_back")
+    /\ UNCHANGED <<df, sleepers, cnt, armed, nf, ofork, oentered>>
+
+\* OC4a-b: put back what it moved (OI2), and announce it ("outnonotify": not).
+OBack ==
+    LET then == IF otask # "none" THEN "o_run" ELSE "o_arm" IN
+    /\ pc[Caller] = "o_back"
+    /\ queued' = queued \cup held
+    /\ held' = {}
+    /\ IF held # {} /\ Mutation # "outnonotify"
+         THEN CallNotify(Caller, FALSE, then)
+         ELSE Goto(Caller, then) /\ UNCHANGED nf
+    /\ UNCHANGED <<df, sleepers, cnt, armed, ofork, otask, oentered>>
+
+\* OC4c: run the task it kept: its done().
+ORun ==
+    /\ pc[Caller] = "o_run"
+    /\ otask' = "none"
+    /\ CallDone(Caller, GroupOf(otask), "o_wait")
+    /\ UNCHANGED <<sleepers, cnt, armed, queued, nf, ofork, held, oentered>>
+
+\* OC4d: WaitGroup::wait_for - set WAITERS unless the count is zero
+\* ("outnoarm", "outnowake": not set), remembering the word.
+OArm ==
+    /\ pc[Caller] = "o_arm"
+    /\ IF cnt[Caller] = 0
+         THEN Goto(Caller, "o_wait") /\ UNCHANGED <<armed, oentered>>
+         ELSE /\ armed' = [armed EXCEPT ![Caller] = @ \/ Mutation \notin {"outnoarm", "outnowake"}]
+              /\ oentered' = cnt[Caller]
+              /\ Goto(Caller, "o_sleep")
+    /\ UNCHANGED <<df, sleepers, cnt, queued, nf, ofork, held, otask>>
+
+\* futex_wait(the group's word, the value entered) for one nap: blocks only
+\* if the word is unchanged (a done() since changed its count).
+OSleep ==
+    /\ pc[Caller] = "o_sleep"
+    /\ IF cnt[Caller] = oentered
+         THEN sleepers' = sleepers \cup {Caller} /\ Goto(Caller, "o_slept")
+         ELSE Goto(Caller, "o_wait") /\ UNCHANGED sleepers
+    /\ UNCHANGED <<df, cnt, armed, queued, nf, ofork, held, otask, oentered>>
+
+\* Back from the futex: woken by the last done() ...
+OWoken ==
+    /\ pc[Caller] = "o_slept" /\ Caller \notin sleepers
+    /\ Goto(Caller, "o_wait")
+    /\ UNCHANGED <<df, sleepers, cnt, armed, queued, nf, ofork, held, otask, oentered>>
+
+\* ... or the nap ends (any time; "outnowake": never).
+ONap ==
+    /\ pc[Caller] = "o_slept" /\ Caller \in sleepers /\ Mutation # "outnowake"
+    /\ sleepers' = sleepers \ {Caller}
+    /\ Goto(Caller, "o_wait")
+    /\ UNCHANGED <<df, cnt, armed, queued, nf, ofork, held, otask, oentered>>
+
+CallerStep ==
+    /\ \/ OFork \/ OWait \/ OSearch \/ OBack \/ ORun \/ OArm \/ OSleep \/ OWoken \/ ONap
+    /\ UNCHANGED OUnchanged
+
+Step(t) ==
+    \/ /\ \/ NotifyStep(t)
+          \/ DoneStep(t)
+          \/ t \in Helpers /\ HelperStep(t)
+          \/ t = Client /\ CNext
+       /\ UNCHANGED OVars
+    \/ t = Caller /\ CallerStep
+
+Finished == \A t \in Threads : pc[t] \in {"h_done", "c_done", "o_done"}
 
 Next == (\E t \in Threads : Step(t)) \/ (Finished /\ UNCHANGED vars)
 
@@ -464,8 +611,10 @@ TypeOK ==
     /\ sync.state \in {"pending", "signaled", "waking"}
     /\ \A h \in Helpers : hw[h].count \in 0..1
     /\ sync.idle = 0
-    /\ sleepers \subseteq Helpers
-    /\ queued \subseteq Work
+    /\ sleepers \subseteq Helpers \cup {Caller}
+    /\ queued \cup held \subseteq Work \cup OTasks
+    /\ cnt[Caller] \in 0..Cardinality(OTasks)
+    /\ otask \in OTasks \cup Work \cup {"none"}
     \* one wait of a worker sleeps, of its kind: helping or isolated
     /\ \A h \in Helpers : hw[h].iso \in 0..1 /\ hw[h].count + hw[h].iso <= 1
     /\ \A h \in Isolated : hw[h].count = 0
@@ -477,18 +626,20 @@ OneWaking ==
     /\ Cardinality({h \in Helpers : waking[h]}) <= 1
     /\ \A h \in Helpers : waking[h] => sync.state = "waking"
 
-\* A helper returns only once its group is done.
-ReturnsDone == \A h \in Helpers : pc[h] = "h_done" => cnt[h] = 0
+\* A helper returns only once its group is done; so does the outside caller.
+ReturnsDone == /\ \A h \in Helpers : pc[h] = "h_done" => cnt[h] = 0
+               /\ \A t \in Threads : pc[t] = "o_done" => cnt[Caller] = 0
 
-\* Every helper's wait returns (a lost wake-up also shows as a deadlock).
-\* Every task is some group's completer, so this also says every task runs.
-AllReturn == <>(\A h \in Helpers : pc[h] = "h_done")
+\* Every helper's wait returns, and the outside caller's (OI3; a lost
+\* wake-up also shows as a deadlock).  Every task is some group's, so this also
+\* says every task runs.
+AllReturn == <>(\A t \in Threads \ {Client} : pc[t] \in {"h_done", "o_done"})
 
 \* Woken, not polled: a waiter asleep on its word while its count is zero
 \* is one whose K2 is on its way (the last done() between its CAS and its
 \* wake).  (HW1: a timeout is not what ends a wait at zero.)
 NoSleepAtZero ==
-    \A h \in Helpers : h \in sleepers /\ cnt[h] = 0 =>
+    \A h \in Helpers \cup {Caller} : h \in sleepers /\ cnt[h] = 0 =>
         \E t \in Threads : pc[t] = "d_k2" /\ df[t].g = h
 
 \* I4: an isolated waiter never takes a notification (nor the waking role,
@@ -500,4 +651,18 @@ IsoNeverConsumes ==
 \* client's completers are from outside the pool, region 0).
 IsoRunsOwnRegion ==
     \A h \in Isolated : pc[h] = "h_run" => df[h].g = h /\ h \in Child
+\* OI1: the outside caller runs only tasks of its own call.
+OutsideRunsOwnRegion == pc[Caller] = "o_run" => otask \in OTasks
+
+\* OI2: no task of the caller's call is lost or run twice: each one not yet
+\* done is in exactly one place - not scheduled yet, in the global queue,
+\* held by the caller's search, kept by it, or taken by a helper - or its
+\* done() is under way (its count not yet lowered).
+Places == <<ofork, queued \cap OTasks, held \cap OTasks, {otask} \cap OTasks,
+            {df[h].g : h \in Helpers} \cap OTasks>>
+NoTaskLost ==
+    /\ \A i, j \in DOMAIN Places : i < j => Places[i] \cap Places[j] = {}
+    /\ \A h, x \in Helpers : h # x /\ df[h].g \in OTasks => df[h].g # df[x].g
+    /\ cnt[Caller] = Cardinality(UNION {Places[i] : i \in DOMAIN Places})
+                     + Cardinality({t \in Threads : pc[t] = "d_cas" /\ df[t].g = Caller})
 =============================================================================

@@ -114,6 +114,15 @@ configs=(
   "HelpMutIsoConsumesInv  invariant:IsoNeverConsumes  no   Help"
   "HelpMutK1WakesIsolated temporal:AllReturn          no   Help"
   "HelpMutIsoAny          invariant:IsoRunsOwnRegion  no   Help"
+  # The outside caller (outside_wait.hpp, Protocol OC) in tla/Help.tla: one
+  # task of its call (HelpOutsideOne, 19,911 states); two tasks (92,685): --deep
+  "HelpOutsideOne         pass                        no   Help"
+  "HelpOutside            pass                        yes  Help"
+  "HelpMutOutAny          invariant:OutsideRunsOwnRegion no Help"
+  "HelpMutOutDrop         invariant:NoTaskLost        no   Help"
+  "HelpMutOutNoNotify     deadlock                    no   Help"
+  "HelpMutOutNoArm        invariant:NoSleepAtZero     no   Help"
+  "HelpMutOutNoWake       deadlock                    no   Help"
 )
 
 # --quick: claims only, each checked in seconds on an idle machine.

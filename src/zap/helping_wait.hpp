@@ -175,7 +175,7 @@ public:
         if (at_help_bound(context)) return nullptr;  // H2: the depth bound
         context.help_depth += 1;
         Arming arming{group, context.worker->helper};
-        if (context.region != 0) {
+        if (isolates(context.region)) {  // a caller region does not isolate (outside_wait.hpp OC3)
             help_isolated(pool, context, arming, deadline);
         } else {
             help_until_zero(pool, context, arming, deadline);

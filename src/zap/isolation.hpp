@@ -18,7 +18,9 @@
 //       in the top 16 bits (a worker's index + 1; the drain's, max_threads
 //       + 1) and a count of the regions it opened below (2^48 of them).
 //   I2. schedule() stamps every task with the scheduling thread's region (0
-//       on a thread outside the pool, or outside any region); a worker's
+//       outside any region; on a thread outside the pool, its call's caller
+//       region while it is in a call of the pool, outside_wait.hpp OC2,
+//       else 0); a worker's
 //       ring keeps each slot's region beside the slot (buffer.hpp), written
 //       and published with it.
 //   I3. A helping wait of a thread in region R != 0 runs only tasks of R. It
@@ -41,7 +43,8 @@
 //       holding it may be the one that waits for this wait (tests/
 //       test_isolation.cpp, ChildrenStolenBehindAnUnrelatedTaskAreReached).
 //       It never takes from the global queue: its tasks come from threads
-//       outside the pool, region 0.
+//       outside the pool, region 0 or a caller region, never R (OC4 puts
+//       back what it moves where it was, or into a worker's overflow queue).
 //   I4. When the search finds nothing, the wait arms its group with its
 //       worker's helper word (helping_wait.hpp H3) and sleeps there, entered
 //       as an isolated sleeper: the group's last done() wakes it (K2), a
@@ -81,6 +84,17 @@
 #include <cstdint>
 
 namespace zap::detail {
+
+// Caller regions (outside_wait.hpp OC1): the ids a pool hands out to the
+// calls made from threads outside it, with this bit set. They mark a call's
+// tasks, so that its caller can find them, but isolate nothing: a wait in
+// one helps as a wait outside any region does (OC3). No id of I1 has it:
+// a thread's number is below 2^15.
+inline constexpr std::uint64_t caller_region_bit = std::uint64_t{1} << 63;
+
+// True for a region whose waits run only its own tasks (I3): every region
+// but none (0) and the caller regions.
+constexpr bool isolates(std::uint64_t region) noexcept { return region != 0 && (region & caller_region_bit) == 0; }
 
 // Where a thread's region ids come from (I1).
 class RegionIds {

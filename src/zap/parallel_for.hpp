@@ -28,7 +28,8 @@
 //      idle workers steal it and split it further on their side: the pieces
 //      spread over the pool in log2(pieces) steps. On any other thread the
 //      half goes to the pool's global queue, and the calling thread runs the
-//      lowest piece itself.
+//      lowest piece itself, then more pieces of its own loop while it waits
+//      (step 7).
 //   3. A piece (at most grain indices) calls f(i) for its indices in order.
 //      An exception from f(i) is captured (the first one thrown is kept)
 //      and the next index runs: a throwing call cancels nothing.
@@ -50,6 +51,11 @@
 //      started run to their end. The loop then returns as usual, without
 //      calling f for the indices it skipped; a piece runs inside the loop's
 //      group, so loops nested in f are canceled with it.
+//   7. Called from a thread outside the pool, the loop is a call in a caller
+//      region (outside_wait.hpp OC1-OC6): its upper halves are stamped with
+//      it, and the caller's waits of step 4 run the loop's own pieces (and
+//      only those) until the halves they wait for are done, instead of
+//      sleeping while the workers run them.
 //
 // f is shared: every thread calls the one object, through a const reference
 // (callable_rules.hpp), never a copy of it.
@@ -67,6 +73,7 @@
 #include <zap/callable_rules.hpp>
 #include <zap/cancellation.hpp>
 #include <zap/first_exception.hpp>
+#include <zap/outside_wait.hpp>
 #include <zap/task.hpp>
 #include <zap/wait_depth.hpp>
 #include <zap/wait_group.hpp>
@@ -240,6 +247,7 @@ void parallel_for(BasicThreadPool<Platform>& pool, A first, B last, const F& f, 
     if (!Bounds<A, B>::of(first, last, bounds)) return;  // steps 0-1
     using I = typename Bounds<A, B>::I;
     const auto n = range_size(bounds.first, bounds.last);
+    const OutsideCall<Platform> outside(pool, true);  // step 7
     Loop<Platform, I, F> loop(pool, bounds.first, n, f, grain);
     loop.split(0, n);
     loop.rethrow_if_any();

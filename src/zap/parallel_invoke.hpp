@@ -174,6 +174,8 @@ void BasicThreadPool<Platform>::parallel_invoke(Fs&&... fs) {
         Context* context = own_context();
         // Never null on a thread of this pool: the drain works as worker 0 (B5).
         Worker* const worker = context != nullptr ? context->worker : nullptr;
+        // From outside the pool, J5's wait runs this call's tasks (outside_wait.hpp, via thread_pool.hpp).
+        const detail::OutsideCall<Platform> outside(*this, context == nullptr);
         Path path = Path::pushed;  // J2
         if (context == nullptr) {
             path = Path::scheduled;

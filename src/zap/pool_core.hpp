@@ -266,7 +266,7 @@ public:
             return;
         }
         detail::List<Task> list = batch.take_list();
-        detail::Region::set_all(list, context != nullptr ? context->region : 0);  // isolation.hpp I2
+        detail::Region::set_all(list, region_here());  // isolation.hpp I2 (outside_wait.hpp OC2)
         if (context != nullptr) {  // a worker, or the drain as worker 0 (B5)
             Worker& worker = *context->worker;
             if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
@@ -363,10 +363,10 @@ protected:
     using Worker = detail::Worker<Platform>;
     using Context = detail::Context<Platform>;
 
-    // The calling thread's context if it belongs to this pool.
+    // The calling thread's context if it is a thread of this pool (a worker, the drain; no outside caller's, OC1).
     Context* own_context() const noexcept {
         Context* context = Context::current();
-        return context != nullptr && context->pool == this ? context : nullptr;
+        return context != nullptr && context->pool == this && context->worker != nullptr ? context : nullptr;
     }
 
     // The index of one of this pool's workers (worker 0: also the drain's slot).
@@ -736,6 +736,18 @@ private:
     detail::Event<Platform> join_event_;
     // Written by every post from outside the pool and every take from it:
     alignas(Platform::cache_line) detail::Queue<Platform> global_queue_;
+    typename Platform::template Atomic<std::uint64_t> caller_regions_{0};  // outside_wait.hpp OC1's ids
+
+    // Finds the tasks of an outside caller's region and hands out their ids (outside_wait.hpp).
+    template <class>
+    friend class OutsideWait;
+
+    // I2's region for the calling thread: its context's, if it works for
+    // this pool or calls it from outside (outside_wait.hpp OC2), else 0.
+    std::uint64_t region_here() const noexcept {
+        const Context* context = Context::current();
+        return context != nullptr && context->pool == this ? context->region : 0;
+    }
 };
 
 }  // namespace zap::detail

@@ -52,6 +52,10 @@
 //      it was run in (wait() waits for it), so after a wait() that ended a
 //      canceled round the children of the next round get its fresh,
 //      unrequested token.
+//  10. On a thread outside the pool, run() stamps the children with the
+//      group's caller region and wait() runs them (and their children)
+//      while it waits, and nothing else (outside_wait.hpp OC8); wait_for()
+//      only waits (OC5).
 //
 // A group may be reused: after wait() returns or throws, run() may add new
 // children; each wait() reports the first exception thrown since the
@@ -65,12 +69,14 @@
 #include <zap/callable_rules.hpp>
 #include <zap/cancellation.hpp>
 #include <zap/first_exception.hpp>
+#include <zap/outside_wait.hpp>
 #include <zap/spawn.hpp>
 #include <zap/thread_pool.hpp>
 #include <zap/wait_depth.hpp>
 #include <zap/wait_group.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -100,7 +106,7 @@ public:
         }
     }
 
-    // Steps 1, 4, 6 and 9.
+    // Steps 1, 4, 6, 9 and 10.
     template <callable_once_with_no_arguments_or_a_stop_token F>
     void run(F&& f) {
         if (cancellation_.skips()) return;  // C2: never started, nothing to count
@@ -114,6 +120,7 @@ public:
         }
         pending_.add();
         try {
+            const detail::OutsideCall<Platform> outside(pool_, outside_region_);  // step 10
             detail::schedule_heap_task(pool_, Child<Callable, Token>{*this, std::forward<F>(f), std::move(token)});
         } catch (...) {
             pending_.done();
@@ -121,7 +128,7 @@ public:
         }
     }
 
-    // Steps 3 and 7.
+    // Steps 3, 7 and 10.
     void wait() {
         wait_for_children();
         end_round();
@@ -201,6 +208,7 @@ private:
 
     void wait_for_children() noexcept {
         const detail::WaitDepth::Guard counted;
+        const detail::OutsideCall<Platform> outside(pool_, outside_region_);  // step 10
         pending_.wait();
     }
 
@@ -213,6 +221,7 @@ private:
     BasicWaitGroup<Platform> pending_;
     std::optional<detail::FirstException<Platform>> errors_{std::in_place};  // engaged; replaced after a report
     detail::Cancellation<Platform> cancellation_;
+    std::uint64_t outside_region_ = 0;  // step 10 (outside_wait.hpp OC8); 0: none taken yet
     int uncaught_at_start_;
 };
 

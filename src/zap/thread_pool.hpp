@@ -122,14 +122,19 @@ public:
     }
 
     // Runs f() and returns what it returns. While it runs on a thread of
-    // this pool, that thread's helping waits run only tasks created inside
-    // f and their descendants (isolation.hpp); elsewhere it just calls f.
+    // this pool, or on a thread inside a call of it from outside (a loop's
+    // body, a fork: outside_wait.hpp OC7), that thread's helping waits run
+    // only tasks created inside f and their descendants (isolation.hpp);
+    // elsewhere it just calls f.
     template <class F>
         requires std::invocable<F>
     decltype(auto) isolate(F&& f) {  // std::invoke_result_t<F>, deduced once the constraint holds
         Context* context = own_context();
+        if (context == nullptr) context = detail::OutsideWait<Platform>::caller_context(*this);
         if (context == nullptr) return std::invoke(std::forward<F>(f));
-        const detail::InRegion<Context> in(*context, context->region_ids.next());  // I1
+        const std::uint64_t region = context->worker != nullptr ? context->region_ids.next()  // I1
+                                                                : detail::OutsideWait<Platform>::fresh_region(*this, true);  // OC7
+        const detail::InRegion<Context> in(*context, region);
         return std::invoke(std::forward<F>(f));
     }
 

@@ -138,13 +138,16 @@ struct alignas(Platform::cache_line) Worker {
     // left tasks for others (IS2).
     bool find_in(std::uint64_t region, Worker* workers, std::uint32_t count, Stole& out) noexcept {
         bool more = false;
-        Task* task = take_back_of(region, more);                                // I3a
-        if (task == nullptr) task = take_queue_of(run_queue, region, more);     // I3b
+        const auto into_ring = [this](List<Task> rest) {
+            if (!run_buffer.push(rest)) run_queue.push(rest);
+        };
+        Task* task = take_back_of(region, more);                                          // I3a
+        if (task == nullptr) task = take_queue_of(run_queue, region, more, into_ring);    // I3b
         for (std::uint32_t tried = 0; task == nullptr && tried < count; ++tried) {
             Worker& victim = workers[steal_cursor++ % count];
             if (&victim == this) continue;
-            task = take_queue_of(victim.run_queue, region, more);               // I3d
-            if (task == nullptr) task = claim_from(victim, region, more);       // I3c
+            task = take_queue_of(victim.run_queue, region, more, into_ring);              // I3d
+            if (task == nullptr) task = claim_from(victim, region, more, run_queue);      // I3c
         }
         out = Stole{task, more};
         if (task == nullptr) return false;
@@ -168,10 +171,12 @@ struct alignas(Platform::cache_line) Worker {
         return task;
     }
 
-    // I3b, I3d: the tasks of `region` in an overflow queue (ours or another
-    // worker's): one to run, the rest into our ring; the others go back into
-    // the queue (IS2).
-    Task* take_queue_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
+    // I3b, I3d: the tasks of `region` in a queue (an overflow queue, ours or
+    // another worker's; outside_wait.hpp OC4: the global queue too): one to
+    // run, the rest to `keep` (an isolated wait: into its ring); the others
+    // go back into the queue (IS2).
+    template <class Keep>
+    static Task* take_queue_of(Queue<Platform>& queue, std::uint64_t region, bool& more, Keep&& keep) noexcept {
         Task* cursor = nullptr;
         if (!queue.try_acquire_consumer(cursor)) return nullptr;
         BasicBatch<Platform> mine;
@@ -184,21 +189,21 @@ struct alignas(Platform::cache_line) Worker {
         }
         Task* task = mine.pop();
         if (!mine.empty()) {
-            more = true;  // in our ring now, stealable (A4: announced)
-            List<Task> rest = mine.take_list();
-            if (!run_buffer.push(rest)) run_queue.push(rest);
+            more = true;  // kept where others may take them (A4: announced)
+            keep(mine.take_list());
         }
         return task;
     }
 
     // I3c: the oldest task of `region` in the victim's ring; the tasks of
-    // other regions claimed on the way go into our overflow queue (IS2).
-    Task* claim_from(Worker& victim, std::uint64_t region, bool& more) noexcept {
+    // other regions claimed on the way go into the overflow queue `into`
+    // (an isolated wait: ours; outside_wait.hpp OC4: the victim's) (IS2).
+    static Task* claim_from(Worker& victim, std::uint64_t region, bool& more, Queue<Platform>& into) noexcept {
         BasicBatch<Platform> passed;
         Task* task = Buffer<Platform>::claim_of(victim.run_buffer, region, [&passed](Task& claimed) { passed.push(claimed); });
         if (!passed.empty()) {
             more = true;
-            run_queue.push(passed.take_list());
+            into.push(passed.take_list());
         }
         return task;
     }
