@@ -135,6 +135,7 @@
 #include <zap/core_config.hpp>
 #include <zap/deadline.hpp>
 #include <zap/helper_word.hpp>
+#include <zap/isolation.hpp>
 #include <zap/sync.hpp>
 
 #include <algorithm>
