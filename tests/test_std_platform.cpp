@@ -367,7 +367,6 @@ std::uint32_t store_fence_load(std::atomic<std::uint32_t>& mine, std::atomic<std
     asm volatile("movl %1, %0" : "=r"(seen) : "m"(other) : "memory");  // other.load(relaxed)
     return seen;
 }
-#endif
 
 // Keeps the calling thread on one CPU of those it may use (the first, the
 // second...), so that the two sides run on two; -1 gives them all back.
@@ -391,6 +390,7 @@ void on_cpu(int which) {
     (void)which;
 #endif
 }
+#endif
 
 TEST(StdPlatformFence, ForbidsStoreBuffering) {
 #if !(defined(__x86_64__) && defined(__GNUC__))
