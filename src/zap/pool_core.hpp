@@ -266,7 +266,7 @@ public:
             return;
         }
         detail::List<Task> list = batch.take_list();
-        detail::Region::set_all(list, region_here());  // isolation.hpp I2 (outside_wait.hpp OC2)
+        detail::Region::set_all(list, context != nullptr ? context->region : outside_region());  // isolation.hpp I2
         if (context != nullptr) {  // a worker, or the drain as worker 0 (B5)
             Worker& worker = *context->worker;
             if (!worker.run_buffer.push(list)) worker.run_queue.push(list);
@@ -742,9 +742,10 @@ private:
     template <class>
     friend class OutsideWait;
 
-    // I2's region for the calling thread: its context's, if it works for
-    // this pool or calls it from outside (outside_wait.hpp OC2), else 0.
-    std::uint64_t region_here() const noexcept {
+    // I2's region for a thread that is not one of this pool's: its caller
+    // region while it calls the pool from outside (outside_wait.hpp OC2),
+    // else 0. A worker's is its context's, which schedule() already holds.
+    std::uint64_t outside_region() const noexcept {
         const Context* context = Context::current();
         return context != nullptr && context->pool == this ? context->region : 0;
     }
