@@ -243,6 +243,38 @@ TYPED_TEST(StdPlatform, WakeReachesUntimedAndTimedSleepers) {
     }
 }
 
+// Two threads hand a turn back and forth through one word, each sleeping
+// untimed until the turn is its own: one lost wake-up and both sleep for
+// good (the hang watchdog reports it). A library whose atomic wait checks
+// the word and then sleeps without a lock the notifier also takes (the
+// libstdc++ 12 fallback where the system has no futex: MinGW) loses one
+// within a few thousand turns under Wine.
+TYPED_TEST(StdPlatform, NoWakeIsLostInAnUntimedPingPong) {
+    typename TestFixture::Word turn{0};
+    constexpr std::uint32_t turns = 5000;
+    auto play = [&](std::uint32_t me) {
+        for (std::uint32_t t = me; t < turns; t += 2) {
+            for (std::uint32_t seen = turn.load(std::memory_order_acquire); seen != t;
+                 seen = turn.load(std::memory_order_acquire)) {
+                TypeParam::futex_wait(turn, seen, nullptr);
+            }
+            // Hand over after a varying pause: long enough, now and then,
+            // for the other thread to be past any spin and going to sleep.
+            // A busy pause, not yields: on a loaded machine each yield can
+            // cost a whole time slice.
+            for (std::uint32_t pause = (t * 2654435761u) >> 16; pause != 0; --pause) {
+                std::atomic_signal_fence(std::memory_order_seq_cst);  // keeps the loop: no thread reads this
+            }
+            turn.store(t + 1, std::memory_order_release);
+            TypeParam::futex_wake(turn, 1);
+        }
+    };
+    std::thread other(play, 1u);
+    play(0);
+    other.join();
+    EXPECT_EQ(turn.load(std::memory_order_relaxed), turns);
+}
+
 TYPED_TEST(StdPlatform, WakeAllReachesEverySleeper) {
     typename TestFixture::Word word{0};
     std::atomic<int> waiting{0}, woken{0};

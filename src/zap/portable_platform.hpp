@@ -3,7 +3,8 @@
 // the standard library. The default where zap has no native platform (macOS,
 // the BSDs); also built and tested on Linux (the `portable` preset).
 //
-//   futex_wait, no timeout   std::atomic::wait
+//   futex_wait, no timeout   std::atomic::wait, except where it can lose a
+//                            wake-up (below): then as with a timeout
 //   futex_wake               std::atomic::notify_one / notify_all, then the
 //                            timed waiters' condition variable (below)
 //   futex_wait, timeout      a condition variable (C++20 has no timed atomic
@@ -34,6 +35,16 @@
 //   lock can only succeed once the waiter sleeps (or has returned), and the
 //   notify reaches it. If PF2's fence comes first, PF1's compare reads the
 //   changed word and the waiter does not sleep.
+//
+// Where std::atomic::wait loses wake-ups. libstdc++ 12 on a system without a
+// Linux futex (MinGW-w64; any non-Linux build with GCC's library) waits
+// through a mutex and condition variable of its own: it reads the word, then
+// takes the mutex and sleeps, while notify_one/notify_all signal without
+// that mutex. A notify between the read and the sleep reaches nobody, and
+// the waiter sleeps through the change it was waiting for (read in the
+// header bits/atomic_wait.h, __waiter_pool::_M_do_wait; seen under Wine: a
+// std::latch and this platform's untimed wait both slept for good). There
+// every untimed wait takes Protocol T too, with no deadline.
 #pragma once
 
 #include <zap/deadline.hpp>
@@ -50,18 +61,30 @@ namespace zap {
 
 namespace detail {
 
+// False where std::atomic::wait can lose a wake-up (see the top of this header).
+#if defined(__GLIBCXX__) && !defined(_GLIBCXX_HAVE_LINUX_FUTEX)
+inline constexpr bool atomic_wait_keeps_wakes = false;
+#else
+inline constexpr bool atomic_wait_keeps_wakes = true;
+#endif
+
 // Protocol T.
 class TimedWaits {
 public:
-    static bool wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) {
-        const auto deadline = deadline_after(timeout);
+    // No timeout (nullptr): sleeps until notified.
+    static bool wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout) {
+        const auto deadline = timeout != nullptr ? deadline_after(*timeout) : DeadlineClock::time_point{};
         Bucket& bucket = bucket_of(&word);
         std::unique_lock<std::mutex> hold(bucket.lock);
         bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // PF1: read by PF2 after its fence
         StdPrimitives::fence(std::memory_order_seq_cst);         // PF1: pairs with PF2's fence
         bool woke = true;
         if (word.load(std::memory_order_relaxed) == expected) {
-            woke = bucket.changed.wait_until(hold, deadline) == std::cv_status::no_timeout;
+            if (timeout == nullptr) {
+                bucket.changed.wait(hold);
+            } else {
+                woke = bucket.changed.wait_until(hold, deadline) == std::cv_status::no_timeout;
+            }
         }
         bucket.waiters.fetch_sub(1, std::memory_order_relaxed);  // a count only: the mutex orders the rest
         return woke;
@@ -119,7 +142,9 @@ struct PortablePlatform : detail::StdPrimitives {
     // as after a futex wait: the compare itself orders nothing.
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc = Loc::current()) noexcept {
-        if (timeout != nullptr) return detail::TimedWaits::wait(word.underlying(), expected, *timeout);
+        if (timeout != nullptr || !detail::atomic_wait_keeps_wakes) {
+            return detail::TimedWaits::wait(word.underlying(), expected, timeout);
+        }
         word.underlying().wait(expected, std::memory_order_relaxed);
         return true;
     }
