@@ -201,7 +201,7 @@ private:
     // search costs what lies before the task it finds. (Taking the whole
     // queue each time, as an isolated wait does, made a caller that had
     // forked a million tasks read all the others before each one it ran:
-    // quadratic, a 1,000,000-task spawn took over 60 s instead of 0.3 s.)
+    // quadratic, a 1,000,000-task spawn took minutes instead of 0.3 s.)
     static Task* take_first_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
         Task* cursor = nullptr;
         if (!queue.try_acquire_consumer(cursor)) return nullptr;
