@@ -42,9 +42,9 @@
 //        ever).
 //   OC4. C's wait (a WaitGroup wait on C: Context::help) runs until the
 //        group's count is zero:
-//        a. search for a task of R: the global queue (popped under its
-//           consumer lock up to its first task of R, which is kept; the tasks
-//           before it are pushed back), each worker's overflow queue (same),
+//        a. search for a task of R: the global queue (taken whole under its
+//           consumer lock; the first task of R is kept, every other task is
+//           pushed back into it), each worker's overflow queue (the same),
 //           each worker's ring (buffer.hpp step 8: the oldest task of R; the
 //           tasks of other regions claimed on the way go into that worker's
 //           overflow queue);
@@ -180,40 +180,20 @@ private:
     static bool find(Pool& pool, std::uint64_t region, Stole& out) noexcept {
         using W = Worker<Platform>;
         bool more = false;
-        // The global queue first: the caller's own forks go there (OC2);
-        // then each started worker's overflow queue and ring, where the
-        // tasks its children scheduled on workers wait.
-        Task* task = take_first_of(pool.global_queue_, region, more);
+        const auto back_into = [](Queue<Platform>& queue) {
+            return [&queue](List<Task> rest) { queue.push(rest); };  // OI2: where it was
+        };
+        Task* task = W::take_queue_of(pool.global_queue_, region, more, back_into(pool.global_queue_));
         const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
         for (std::uint32_t i = 0; task == nullptr && i < started; ++i) {
             W& victim = pool.workers_[i];
-            task = take_first_of(victim.run_queue, region, more);
+            task = W::take_queue_of(victim.run_queue, region, more, back_into(victim.run_queue));
             if (task == nullptr) task = W::claim_from(victim, region, more, victim.run_queue);
         }
         out = Stole{task, more};
         if (task == nullptr) return false;
         ZAP_ASSERT(Region::of(*task) == region, "internal: an outside caller took a task of another call (OI1)");
         return true;
-    }
-
-    // OC4a on one queue: its first task of `region`. The tasks popped before
-    // it go back into the queue (OI2); the ones after it never leave, so a
-    // search costs what lies before the task it finds. (Taking the whole
-    // queue each time, as an isolated wait does, made a caller that had
-    // forked a million tasks read all the others before each one it ran:
-    // quadratic, a 1,000,000-task spawn took minutes instead of 0.3 s.)
-    static Task* take_first_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
-        Task* cursor = nullptr;
-        if (!queue.try_acquire_consumer(cursor)) return nullptr;
-        BasicBatch<Platform> others;
-        Task* task = queue.pop(cursor);
-        for (; task != nullptr && Region::of(*task) != region; task = queue.pop(cursor)) others.push(*task);
-        if (queue.release_consumer(cursor)) more = true;  // tasks left behind it, or pushed meanwhile (A4)
-        if (!others.empty()) {
-            more = true;
-            queue.push(others.take_list());
-        }
-        return task;
     }
 };
 
