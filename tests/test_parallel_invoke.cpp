@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -88,6 +90,44 @@ TEST(ParallelInvoke, AllocatesNothing) {
     EXPECT_EQ(allocated_inside, 0);
     EXPECT_EQ(allocated_outside, 0);
     std::printf("halves stolen: %ld of %ld forks\n", stolen.load(), 2 * 28656L);
+}
+
+// The top of the outside caller's stack while it runs fib_within, on that
+// thread only (null elsewhere: a worker's stack is not measured).
+thread_local const char* caller_top = nullptr;
+
+// fib of parallel_invoke that ends the process when the outside caller's
+// stack has grown more than `limit` bytes below caller_top: a wait that runs
+// its oldest, largest forks nested inside the waits for its newest ones grows
+// the stack by a whole subtree per level, and would overflow it (a crash)
+// before any EXPECT could report.
+long fib_within(zap::ThreadPool& pool, int n, std::size_t limit) {
+    const char here = 0;
+    if (caller_top != nullptr && static_cast<std::size_t>(caller_top - &here) > limit) {
+        std::fprintf(stderr, "FAIL: the outside caller's stack grew past %zu KiB in fib(22): its wait ran old forks "
+                             "nested in the waits for new ones (outside_wait.hpp OC4a: newest first)\n", limit / 1024);
+        std::abort();
+    }
+    if (n < 2) return n;
+    long x = 0, y = 0;
+    pool.parallel_invoke([&] { x = fib_within(pool, n - 1, limit); }, [&] { y = fib_within(pool, n - 2, limit); });
+    return x + y;
+}
+
+TEST(ParallelInvoke, FromOutsideTheCallersStackStaysNearTheRecursionsDepth) {
+    // The outside caller's wait runs its own forks (outside_wait.hpp OC4a),
+    // newest first, as a worker pops its ring: the stack then holds about
+    // one recursion's frames (measured: 20-72 KiB here at -O0, up to 123 KiB
+    // with AddressSanitizer). A search that ran the oldest fork first took
+    // more than 8 MiB and crashed. 1 MiB: half a Windows main thread's stack.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    for (int round = 0; round < 20; ++round) {
+        const char top = 0;
+        caller_top = &top;
+        EXPECT_EQ(fib_within(pool, 22, std::size_t{1} << 20), fib_serial(22));
+        caller_top = nullptr;
+    }
 }
 
 TEST(ParallelInvoke, OneWorkerRunsBothHalvesInOrderOnItsOwnThread) {

@@ -2,6 +2,7 @@
 // TaskGroup: children, waits inside and outside the pool, exceptions,
 // the destructor, reuse; two pools waiting on each other; the bound on
 // nested helping; and what a helping wait does to a lock its waiter holds.
+#include "hang_watchdog.hpp"
 #include "held_worker.hpp"
 
 #include <zap/zap.hpp>
@@ -87,6 +88,26 @@ TEST(TaskGroup, FromOutsideTheWaitRunsItsChildrenWhileTheOnlyWorkerIsBusy) {
     }
     EXPECT_TRUE(unrelated_ran.load());
     EXPECT_FALSE(unrelated_ran_on_caller.load()) << "the caller ran a task that was not its group's";
+}
+
+TEST(TaskGroup, FromOutsideAWaitForManyChildrenReadsEachQueuedChildOnce) {
+    // The caller runs every child itself (the only worker is held), each
+    // found by a search of the global queue (outside_wait.hpp OC4a). A
+    // search that took the whole queue to keep one child read all the
+    // others each time: 400,000 children meant 8 * 10^10 reads, and the hang
+    // watchdog ended the test. Stopping at the first child reads each once.
+    constexpr int children = 400000;
+    zap_test::HeldWorker held;
+    int ran = 0;  // plain: every child runs on this thread
+    {
+        zap::ThreadPool pool(threads(1));
+        held.hold(pool, std::chrono::seconds(60));
+        zap::TaskGroup group(pool);
+        for (int i = 0; i < children; ++i) group.run([&ran] { ++ran; });
+        group.wait();
+        EXPECT_TRUE(held.release()) << "the wait waited for the held worker";
+    }
+    EXPECT_EQ(ran, children);
 }
 
 TEST(TaskGroup, FromOutsideTheWaitRunsChildrenAWorkerSchedulesWhileItSleeps) {

@@ -520,19 +520,22 @@ OWait ==
     /\ Goto(Caller, IF cnt[Caller] = 0 THEN "o_done" ELSE "o_search")
     /\ UNCHANGED <<df, sleepers, cnt, armed, queued, nf, ofork, held, otask, oentered>>
 
-\* OC4a: the global queue, taken whole under its consumer lock; one task of
-\* its region kept ("outany": of any region), every other task held until
-\* it is put back.
+\* OC4a: the global queue, popped under its consumer lock up to a task of
+\* its region, which is kept ("outany": of any region); the tasks popped
+\* before it are held until they are put back, the ones after it (`stay`,
+\* any subset: the spec has no order) never leave the queue. Found none:
+\* every task was popped and is held.
 OSearch ==
     LET mine == IF Mutation = "outany" THEN queued ELSE queued \cap OTasks IN
     /\ pc[Caller] = "o_search"
-    /\ queued' = {}
     /\ IF mine = {}
-         THEN held' = queued /\ UNCHANGED otask
-         ELSE \E o \in mine :
+         THEN held' = queued /\ queued' = {} /\ UNCHANGED otask
+         ELSE \E o \in mine : \E stay \in SUBSET (queued \ {o}) :
                 /\ otask' = o
+                /\ queued' = stay
                 \* "outdrop": the rest of its own tasks are not put back
-                /\ held' = IF Mutation = "outdrop" THEN queued \ mine ELSE queued \ {o}
+                /\ held' = IF Mutation = "outdrop" THEN (queued \ mine) \ stay
+                                                    ELSE (queued \ {o}) \ stay
     /\ Goto(Caller, "o_back")
     /\ UNCHANGED <<df, sleepers, cnt, armed, nf, ofork, oentered>>
 

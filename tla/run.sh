@@ -115,7 +115,7 @@ configs=(
   "HelpMutK1WakesIsolated temporal:AllReturn          no   Help"
   "HelpMutIsoAny          invariant:IsoRunsOwnRegion  no   Help"
   # The outside caller (outside_wait.hpp, Protocol OC) in tla/Help.tla: one
-  # task of its call (HelpOutsideOne, 19,911 states); two tasks (92,685): --deep
+  # task of its call (HelpOutsideOne, 19,941 states); two tasks: --deep
   "HelpOutsideOne         pass                        no   Help"
   "HelpOutside            pass                        yes  Help"
   "HelpMutOutAny          invariant:OutsideRunsOwnRegion no Help"

@@ -10,14 +10,15 @@
 // a thread that owns neither pushes into a worker's overflow queue, and a
 // queue gets back from a taker tasks it already handed out.
 //
-// The searches are the header's own (Worker::claim_from, Worker::take_queue_of,
-// the functions OutsideWait::find calls); each task counts its runs in a
-// plain int, so a task run twice or lost fails the assertion, and a task
-// whose links or region a thread reads with no happens-before edge from
-// their write fails GenMC's race check.
+// The searches are the header's own (Worker::claim_from and
+// OutsideWait::take_newest_of, which OutsideWait::find calls); each task
+// counts its runs in a plain int, so a task run twice or lost fails the
+// assertion, and a task whose links or region a thread reads with no
+// happens-before edge from their write fails GenMC's race check.
 #include "harness.hpp"
 
 #include <zap/isolation.hpp>
+#include <zap/outside_wait.hpp>
 #include <zap/worker.hpp>
 
 using namespace zap_genmc;
@@ -84,28 +85,33 @@ void outside_claim() {
 }
 
 // outside_queue: the global queue holds a task of another region and two of
-// the caller's call; the caller takes the queue whole under its consumer
-// lock, keeps one of its own and puts the two others back (OC4a:
-// take_queue_of with the put-back OutsideWait::find passes), while a worker
-// consumes from the same queue into its ring. Each task once; what goes
-// back is published by the push, as the first time.
+// the caller's call; the caller searches it as OutsideWait::find does
+// (OutsideWait::take_newest_of: under the consumer lock, the lists pushed
+// meanwhile first, Queue step 3b; up to a task of its own, the task passed
+// on the way put back in front, the rest left as the queue's cache), while
+// a producer pushes a third task of the call and a worker consumes from the
+// same queue into its ring. Each task once; the producer's list reaches the
+// caller's swap or the worker's through push's release, and what the caller
+// leaves reaches the worker through release_consumer's.
 void outside_queue() {
     Queue global;
     Worker worker;
-    Counted tasks[3];  // 0: another region's, 1 and 2: the call's
-    Region::set(tasks[1], call);
-    Region::set(tasks[2], call);
+    Counted tasks[4];  // 0: another region's, 1-3: the call's (3: pushed meanwhile)
+    for (int i = 1; i < 4; ++i) Region::set(tasks[i], call);
     Batch batch;
-    for (auto& task : tasks) batch.push(task);
+    for (int i = 0; i < 3; ++i) batch.push(tasks[i]);
     global.push(batch.take_list());
     auto caller = [&] {
         bool more = false;
-        run_own(Worker::take_queue_of(global, call, more, [&global](List rest) { global.push(rest); }));
+        run_own(zap::detail::OutsideWait<P>::take_newest_of(global, call, more));
     };
+    auto producer = [&] { global.push(one(tasks[3])); };
     pthread_t th = go(caller);
+    pthread_t other = go(producer);
     Worker::Stole got{};
     if (worker.run_buffer.consume(global, got)) run(got.task);
     join(th);
+    join(other);
     drain(worker);
     drain(global);
     expect_each_once(tasks);

@@ -42,9 +42,9 @@
 //        ever).
 //   OC4. C's wait (a WaitGroup wait on C: Context::help) runs until the
 //        group's count is zero:
-//        a. search for a task of R: the global queue (taken whole under its
-//           consumer lock; the first task of R is kept, every other task is
-//           pushed back into it), each worker's overflow queue (the same),
+//        a. search for a task of R: the global queue (newest lists first,
+//           up to its first task of R; the tasks passed go back in front,
+//           the rest is not read), each worker's overflow queue (the same),
 //           each worker's ring (buffer.hpp step 8: the oldest task of R; the
 //           tasks of other regions claimed on the way go into that worker's
 //           overflow queue);
@@ -180,20 +180,54 @@ private:
     static bool find(Pool& pool, std::uint64_t region, Stole& out) noexcept {
         using W = Worker<Platform>;
         bool more = false;
-        const auto back_into = [](Queue<Platform>& queue) {
-            return [&queue](List<Task> rest) { queue.push(rest); };  // OI2: where it was
-        };
-        Task* task = W::take_queue_of(pool.global_queue_, region, more, back_into(pool.global_queue_));
+        // The global queue first: the caller's own forks go there (OC2);
+        // then each started worker's overflow queue and ring, where the
+        // tasks its children scheduled on workers wait.
+        Task* task = take_newest_of(pool.global_queue_, region, more);
         const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
         for (std::uint32_t i = 0; task == nullptr && i < started; ++i) {
             W& victim = pool.workers_[i];
-            task = W::take_queue_of(victim.run_queue, region, more, back_into(victim.run_queue));
+            task = take_newest_of(victim.run_queue, region, more);
             if (task == nullptr) task = W::claim_from(victim, region, more, victim.run_queue);
         }
         out = Stole{task, more};
         if (task == nullptr) return false;
         ZAP_ASSERT(Region::of(*task) == region, "internal: an outside caller took a task of another call (OI1)");
         return true;
+    }
+
+public:
+    // OC4a on one queue: a task of `region`, newest lists first. The lists pushed since
+    // the last take go in front of the queue's cache first (Queue step 3b),
+    // so the search meets the caller's latest fork before its older ones,
+    // as a worker's pop meets its ring's newest task: each task it runs
+    // then nests on its stack about as deep as a plain recursive call
+    // would. The tasks of other regions passed on the way stay in the queue,
+    // in front (OI2), and the ones after the task found are never read: a
+    // search costs what lies before the task it finds.
+    //
+    // Why both: taking the whole queue each time, as an isolated wait does,
+    // made a caller that had forked a million tasks read all the others
+    // before each one it ran (quadratic: a 1,000,000-task spawn from outside
+    // went past 60 s instead of 0.3 s). Stopping at the first task without
+    // step 3b left the rest in the cache ahead of newer forks, so the search
+    // ran the oldest, largest forks nested inside the waits for the newest:
+    // a fib(22) of parallel_invoke from outside overflowed an 8 MiB stack.
+    // (Public for model/genmc/outside_tests.cpp, which runs this search.)
+    static Task* take_newest_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
+        Task* cursor = nullptr;
+        if (!queue.try_acquire_consumer(cursor)) return nullptr;
+        queue.newest_first(cursor);
+        BasicBatch<Platform> passed;
+        Task* task = queue.pop(cursor);
+        for (; task != nullptr && Region::of(*task) != region; task = queue.pop(cursor)) passed.push(*task);
+        if (!passed.empty()) {
+            const List<Task> back = passed.take_list();  // OI2: in front, where they were
+            Link::set_next(*back.tail, cursor);
+            cursor = back.head;
+        }
+        if (queue.release_consumer(cursor)) more = true;  // tasks left, or pushed meanwhile (A4)
+        return task;
     }
 };
 

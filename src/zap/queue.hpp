@@ -16,8 +16,8 @@
 //   2. try_acquire_consumer: CAS IS_CONSUMING|HAS_CACHE on (acquire). If there
 //      was no cache, the same CAS also takes the whole stack, which becomes
 //      the consumer's cursor; otherwise the cursor is `cache_`.
-//   3. pop: hand out the cursor's task and advance it. When the cursor runs
-//      dry, swap the stack out (acquire) and continue from its top.
+//   3. pop: hand the cursor's task out and advance; a dry cursor swaps the
+//      stack out (acquire). 3b: newest_first swaps it out in front of the cursor.
 //   4. release_consumer: store the unconsumed cursor in `cache_`, then clear
 //      IS_CONSUMING (and HAS_CACHE if the cursor is empty) in one fetch_sub
 //      (release), handing cache_ to the next consumer. It reports whether
@@ -112,6 +112,23 @@ public:
         // Relaxed: the caller's fence orders it (pool_core.hpp A4's look).
         const std::uintptr_t stack = stack_.load(std::memory_order_relaxed);
         return (stack & pointer_mask) == 0 && (stack & flag_mask) != has_cache;
+    }
+
+    // Step 3b. Only the consumer calls this: puts the lists pushed since the
+    // cursor was taken in front of it (step 3's swap), so that the next pop()
+    // meets the newest task first. Walks what it takes once, to its end.
+    void newest_first(Task*& cursor) noexcept {
+        Task* const older = cursor;
+        cursor = nullptr;
+        Task* const newest = pop(cursor);  // a dry cursor: step 3 swaps the stack out
+        if (newest == nullptr) {
+            cursor = older;
+            return;
+        }
+        Task* last = newest;
+        while (Link::next(*last) != nullptr) last = Link::next(*last);
+        Link::set_next(*last, older);
+        cursor = newest;
     }
 
 private:
