@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Mailbox: FIFO per sender, many senders and receivers, close() wakes every
 // receiver and returns what was never received, a refused send leaves the
-// value with the caller, receive_for times out.
+// value with the caller, receive_for times out. A receiver that is never
+// woken fails its test (hang_watchdog.hpp).
+#include "hang_watchdog.hpp"
 #include "test_platforms.hpp"
 
 #include <zap/lock.hpp>
@@ -12,6 +14,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +93,34 @@ TEST(Mailbox, BlockedReceiverGetsTheValueHandedToIt) {
     EXPECT_TRUE(box.send(9));
     receiver.join();
     EXPECT_EQ(got, 9);
+    EXPECT_TRUE(box.close().empty());
+}
+
+TEST(Mailbox, ACopyThatThrowsLeavesTheBlockedReceiverWaitingForTheNextValue) {
+    // send(const T&) copies the value into the blocked receiver's slot under
+    // the lock; a copy that throws leaves that receiver queued (handoff_queue.hpp
+    // step 3), so the next send still reaches it. A send that unlinked the
+    // receiver before the copy left it asleep for good.
+    struct Flaky {
+        int value;
+        bool throws_when_copied;
+        Flaky(int v, bool throws) : value(v), throws_when_copied(throws) {}
+        Flaky(const Flaky& other) : value(other.value), throws_when_copied(false) {
+            if (other.throws_when_copied) throw std::runtime_error("copy");
+        }
+        Flaky(Flaky&&) noexcept = default;
+        Flaky& operator=(Flaky&&) noexcept = default;
+    };
+    zap::Mailbox<Flaky> box;
+    std::optional<Flaky> got;
+    std::thread receiver([&] { got = box.receive(); });
+    std::this_thread::sleep_for(10ms);  // the receiver is blocked by now (any timing passes)
+    const Flaky bad{1, true};
+    EXPECT_THROW((void)box.send(bad), std::runtime_error);
+    EXPECT_TRUE(box.send(Flaky{2, false}));
+    receiver.join();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->value, 2);
     EXPECT_TRUE(box.close().empty());
 }
 

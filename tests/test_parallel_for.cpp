@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // parallel_for and for_each: every index once, the pieces the range is cut
 // into, nesting on a pool of one thread, exceptions, the calling thread's share.
+// A loop that never completes fails its test (hang_watchdog.hpp).
 #include "counting_platform.hpp"
+#include "hang_watchdog.hpp"
 #include "held_worker.hpp"
 
 #include <zap/zap.hpp>
@@ -200,23 +202,40 @@ TEST(ParallelFor, TwoCallersOutsideThePoolEachRunOnlyTheirOwnPieces) {
     // worker is held: each caller runs every piece of its own loop, and none
     // of the other's (outside_wait.hpp OI1: each call has a caller region of
     // its own, OC1). Both loops' upper halves wait in the one global queue,
-    // where both callers search. Given one region for both calls (a seeded
-    // bug: the region counter not advanced), a caller ran the other's pieces.
+    // where both callers search. The order is forced so that A searches
+    // while B's halves, pushed after A's, are queued: A runs its piece 0
+    // (after forking its halves) until B has forked, and B runs its piece 0
+    // until A's loop has returned. Given one region for both calls (a seeded
+    // bug: the region counter not advanced), A ran B's newest halves.
     zap_test::HeldWorker held;
     std::atomic<int> ran{0};
     std::atomic<int> on_another_thread{0};
+    std::atomic<bool> a_forked{false}, b_forked{false}, a_done{false};
+    const auto until = [](const std::atomic<bool>& flag) {
+        while (!flag.load()) std::this_thread::yield();
+    };
     {
         zap::ThreadPool pool(threads(1));
         held.hold(pool, std::chrono::seconds(10));
-        const auto loop = [&] {
+        const auto loop = [&](std::atomic<bool>& forked, const std::atomic<bool>& go_on) {
             const std::thread::id caller = std::this_thread::get_id();
-            pool.parallel_for(0, 2000, [&](int) {
+            pool.parallel_for(0, 2000, [&](int i) {
                 if (std::this_thread::get_id() != caller) on_another_thread++;
+                if (i == 0) {  // run by the caller itself, after its halves are queued
+                    forked = true;
+                    until(go_on);
+                }
                 ran++;
             }, zap::Grain{1});
         };
-        std::thread a(loop);
-        std::thread b(loop);
+        std::thread a([&] {
+            loop(a_forked, b_forked);
+            a_done = true;
+        });
+        std::thread b([&] {
+            until(a_forked);
+            loop(b_forked, a_done);
+        });
         a.join();
         b.join();
         EXPECT_TRUE(held.release()) << "a loop waited for the held worker";

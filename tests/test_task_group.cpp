@@ -146,6 +146,45 @@ TEST(TaskGroup, FromOutsideTheWaitRunsChildrenAWorkerSchedulesWhileItSleeps) {
     EXPECT_EQ(ran_on_caller.load(), later);
 }
 
+TEST(TaskGroup, FromOutsideTheWaitRunsChildrenABusyWorkerPushedPastItsRing) {
+    // The same, with the overflow queue certain: the running child schedules
+    // 600 tasks in one batch, so its ring's 256 slots fill within one push
+    // and at least half of the ring goes into the worker's overflow queue
+    // (buffer.hpp push), whatever the caller claimed meanwhile. The child
+    // then keeps the only worker busy until all 600 have run: only the
+    // caller's search of the overflow queues (OC4a) reaches those tasks. A
+    // search that skipped the overflow queues left them there: after 10 s
+    // the child gave up and the EXPECT below failed.
+    constexpr int count = 600;
+    struct Counted : zap::Task {
+        std::atomic<int>* ran = nullptr;
+        Counted() : zap::Task(&run) {}
+        static void run(zap::Task* task) { static_cast<Counted*>(task)->ran->fetch_add(1); }
+    };
+    std::vector<Counted> tasks(count);
+    std::atomic<int> ran{0};
+    std::atomic<bool> started{false};
+    bool gave_up = false;  // written by the child, read after wait()
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    group.run([&] {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller naps meanwhile
+        zap::Batch batch;
+        for (Counted& task : tasks) {
+            task.ran = &ran;
+            batch.push(zap::Batch(task));
+        }
+        pool.schedule(std::move(batch));  // stamped with the child's region: the call's (OC2)
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ran.load() < count && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        gave_up = ran.load() < count;
+    });
+    while (!started.load()) std::this_thread::yield();
+    group.wait();
+    EXPECT_FALSE(gave_up) << "tasks in the busy worker's overflow queue waited for it";
+}
+
 TEST(TaskGroup, TimedWaitOfAnOutsideCallerRunsNothing) {
     // Inside a call made from outside the pool (a loop's body on its caller),
     // a group's children are the call's (OC2), and wait() runs them; a timed

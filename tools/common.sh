@@ -83,9 +83,14 @@ zap_build() {
   zap_timed "build $preset${*:+ ($*)}" zap_build_now "$preset" "$@"
 }
 zap_build_now() {
-  local preset=$1
+  local preset=$1 debug_info=()
   shift
-  cmake --preset "$preset" >/dev/null
+  # The debug builds with line tables only (-g1, not the presets' -g): a
+  # sanitizer's report or a backtrace still names files and lines, and a
+  # file compiles in about a tenth less CPU (test_task_group.cpp: 3.17 s
+  # with -g, 2.89 s with -g1). The windows and arm64 presets have none.
+  case $preset in default|tsan|asan) debug_info=(-DCMAKE_CXX_FLAGS_DEBUG=-g1) ;; esac
+  cmake --preset "$preset" "${debug_info[@]}" >/dev/null
   if (($#)); then
     cmake --build --preset "$preset" -j2 --target "$@"
   else
