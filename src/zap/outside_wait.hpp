@@ -197,22 +197,22 @@ private:
     }
 
 public:
-    // OC4a on one queue: a task of `region`, newest lists first. The lists pushed since
-    // the last take go in front of the queue's cache first (Queue step 3b),
-    // so the search meets the caller's latest fork before its older ones,
-    // as a worker's pop meets its ring's newest task: each task it runs
-    // then nests on its stack about as deep as a plain recursive call
-    // would. The tasks of other regions passed on the way stay in the queue,
-    // in front (OI2), and the ones after the task found are never read: a
-    // search costs what lies before the task it finds.
+    // OC4a on one queue: a task of `region`, the newest lists first. The
+    // lists pushed since the queue was last taken go in front of its cache
+    // (Queue step 3b), so the search meets the caller's latest fork before
+    // its older ones, as a worker's pop meets its ring's newest task: each
+    // task it runs then nests on its stack about as deep as a plain
+    // recursive call would. The tasks of other regions passed on the way
+    // go back in front, in order (OI2), and the ones after the task found
+    // are never read: a search costs what lies before the task it finds.
     //
     // Why both: taking the whole queue each time, as an isolated wait does,
     // made a caller that had forked a million tasks read all the others
     // before each one it ran (quadratic: a 1,000,000-task spawn from outside
-    // went past 60 s instead of 0.3 s). Stopping at the first task without
-    // step 3b left the rest in the cache ahead of newer forks, so the search
-    // ran the oldest, largest forks nested inside the waits for the newest:
-    // a fib(22) of parallel_invoke from outside overflowed an 8 MiB stack.
+    // went past 60 s; it takes about 0.1 s now). Stopping at the first task
+    // without step 3b left the rest in the cache ahead of newer forks, so
+    // the search ran the oldest, largest forks nested inside the waits for
+    // the newest: an outside fib(22) of parallel_invoke overflowed 8 MiB.
     // (Public for model/genmc/outside_tests.cpp, which runs this search.)
     static Task* take_newest_of(Queue<Platform>& queue, std::uint64_t region, bool& more) noexcept {
         Task* cursor = nullptr;
