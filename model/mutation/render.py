@@ -169,6 +169,9 @@ def document(root, sites, results, analysis):
                    "that reaches it, under RC11 and IMM. Every test passes with the relaxed order as coded, so a "
                    "stronger order can only remove executions: where it removes some, the relaxed order admits "
                    "behaviours seq_cst would forbid, and GenMC checked all of them.")
+        for later in run.get("later", []):
+            out.append(f' Later, for {later["sites"]} site(s): `model/mutate {later["argv"]}`, {later["genmc"]}, '
+                       f'{later["seconds"]} s, {later["date"]}.')
     out.append("\n\n")
     for s in sites:
         if not sitelib.weakenings(s["op"], s["order"]):
