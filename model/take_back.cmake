@@ -31,6 +31,9 @@ zap_model_test(NAME model.pool_parallel_invoke.random BINARY ${TB}
 # The fork made from outside the pool, the caller searching for it (outside_wait.hpp).
 zap_model_test(NAME model.outside_parallel_invoke.random BINARY ${TB}
                ARGS outside_parallel_invoke --sched random --iterations 100000)
+# A task of another thread that the caller's search put back (OC4b, OI2).
+zap_model_test(NAME model.outside_put_back.random BINARY ${TB}
+               ARGS outside_put_back --sched random --iterations 100000)
 
 # ---- seeded bugs: each model fails on one --------------------------------
 # steal-half-one-cas: a thief claims half of what it saw with one CAS (the

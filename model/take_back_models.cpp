@@ -289,4 +289,56 @@ ZAP_MODEL_TEST(outside_parallel_invoke, OutsideParallelInvoke, true, P::SpawnFai
                "parallel_invoke from outside a pool of two: the caller may run b itself, never the unrelated task; "
                "b once, visible after, nothing lost, pool freed after join");
 
+// ---- outside_put_back: the caller passes over another thread's task --------
+// A second thread outside the pool schedules a task U into the global queue
+// while the caller's parallel_invoke waits for b there. When U is the newer
+// of the two, the caller's search (OC4a) meets U first, holds it while it
+// looks on, and puts it back in front of the queue. A worker that searched
+// meanwhile found the queue's consumer taken and may have gone to sleep with
+// the notification U's schedule() gave it, so the caller's OC4b notify() is
+// the only thing left that tells anyone U is queued (OI2). The caller then
+// sleeps on a WaitGroup that only U's run completes, and with no spurious
+// wake-ups a lost announcement is a deadlock: every worker asleep, U queued
+// (tla/Help.tla's HelpMutOutNoNotify is the same omission).
+struct Announced : Counted {
+    WaitGroup* ran = nullptr;
+    Announced() : Counted(&run) {}
+    static void run(Task* t) {
+        Unrelated::run(t);  // on a worker, never on the caller (OI1)
+        static_cast<Announced*>(t)->ran->done();
+    }
+};
+
+struct OutsidePutBack : Model<OutsidePutBack, 2, 1> {
+    Pool* pool = nullptr;
+    TwoHalves two;
+    Announced other;
+    WaitGroup ran;
+
+    void before() {
+        Model<OutsidePutBack, 2, 1>::before();
+        two.reset();
+        pool = new Pool(model_config(1));
+        other.ran = &ran;
+        ran.add(1);
+    }
+    void thread(unsigned index) {
+        if (index == 0) {
+            two.fork(*pool);
+            ran.wait();  // no help from here: a worker must run U
+            pool->shutdown();
+            pool->join();
+        } else {
+            pool->schedule(other);
+        }
+    }
+    void after() {
+        RL_ASSERT(other.runs($).load() == 1);
+        delete pool;
+    }
+};
+ZAP_MODEL_TEST(outside_put_back, OutsidePutBack, false, P::SpawnFailure::never,
+               "a task of another thread that the outside caller's search passed over and put back is announced: "
+               "a worker runs it, nobody sleeps with it queued");
+
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -209,6 +210,45 @@ TEST(ParallelInvoke, FromOutsideTheCallerRunsBWhileTheOnlyWorkerIsBusy) {
     EXPECT_TRUE(held.release()) << "the caller waited for the held worker";
     EXPECT_EQ(b_thread, me);
     EXPECT_EQ(f, fib_serial(18));
+}
+
+namespace {
+
+// Forks `depth` levels from the calling thread and records, on `caller`,
+// how many of the b halves it is running at once, nested in its waits: each
+// one the caller runs sits one helping level deeper (outside_wait.hpp OC4c).
+struct NestedOnCaller {
+    std::thread::id caller = std::this_thread::get_id();
+    int running = 0;  // touched on the caller only
+    int deepest = 0;
+
+    void fork(zap::ThreadPool& pool, int depth) {
+        if (depth == 0) return;
+        pool.parallel_invoke([&] { fork(pool, depth - 1); },
+                             [&] {
+                                 const bool here = std::this_thread::get_id() == caller;
+                                 if (here) deepest = std::max(deepest, ++running);
+                                 fork(pool, depth - 1);
+                                 if (here) --running;
+                             });
+    }
+};
+
+}  // namespace
+
+TEST(ParallelInvoke, FromOutsideTheCallerHelpsNoDeeperThanMaxHelpDepth) {
+    // The caller's help bound (OC5): at Config::max_help_depth nested
+    // helping levels it stops running its forks and sleeps until a worker
+    // has. The only worker is held until the watchdog lets it go (300 ms),
+    // so until then the caller runs every b itself and reaches the bound;
+    // a bound checked one level late would let it run a fourth.
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = 3});
+    held.hold(pool, std::chrono::milliseconds(300));
+    NestedOnCaller nested;
+    nested.fork(pool, 8);
+    EXPECT_EQ(nested.deepest, 3) << "helping levels on the outside caller";
+    held.release();
 }
 
 TEST(ParallelInvoke, StolenHalfIsWaitedFor) {

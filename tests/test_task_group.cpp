@@ -185,6 +185,46 @@ TEST(TaskGroup, FromOutsideTheWaitRunsChildrenABusyWorkerPushedPastItsRing) {
     EXPECT_FALSE(gave_up) << "tasks in the busy worker's overflow queue waited for it";
 }
 
+TEST(TaskGroup, FromOutsideTheWaitSearchesEveryWorkersRing) {
+    // Two workers: the first is held by a task of no call, the second runs
+    // the group's child, which schedules four tasks into its own ring and
+    // then keeps that worker busy until all four have run. Only the caller's
+    // search of the second worker's ring (OC4a: every started worker, not
+    // just the first) reaches them. A search that stopped after the first
+    // worker left them there: after 10 s the child gave up, and the held
+    // worker's watchdog had fired.
+    constexpr int count = 4;
+    struct Counted : zap::Task {
+        std::atomic<int>* ran = nullptr;
+        Counted() : zap::Task(&run) {}
+        static void run(zap::Task* task) { static_cast<Counted*>(task)->ran->fetch_add(1); }
+    };
+    Counted tasks[count];
+    std::atomic<int> ran{0};
+    std::atomic<bool> started{false};
+    bool gave_up = false;  // written by the child, read after wait()
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(threads(2));
+    held.hold(pool, std::chrono::seconds(20));  // the first worker
+    zap::TaskGroup group(pool);
+    group.run([&] {  // on the second worker, spawned for it
+        zap::Batch batch;
+        for (Counted& task : tasks) {
+            task.ran = &ran;
+            batch.push(zap::Batch(task));
+        }
+        pool.schedule(std::move(batch));  // into this worker's ring, in the call's region (OC2)
+        started = true;
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ran.load() < count && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        gave_up = ran.load() < count;
+    });
+    while (!started.load()) std::this_thread::yield();
+    group.wait();
+    EXPECT_FALSE(gave_up) << "tasks in the second worker's ring waited for a worker";
+    EXPECT_TRUE(held.release()) << "the held worker's watchdog fired";
+}
+
 TEST(TaskGroup, TimedWaitOfAnOutsideCallerRunsNothing) {
     // Inside a call made from outside the pool (a loop's body on its caller),
     // a group's children are the call's (OC2), and wait() runs them; a timed
