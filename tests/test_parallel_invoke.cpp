@@ -239,12 +239,12 @@ struct NestedOnCaller {
 TEST(ParallelInvoke, FromOutsideTheCallerHelpsNoDeeperThanMaxHelpDepth) {
     // The caller's help bound (OC5): at Config::max_help_depth nested
     // helping levels it stops running its forks and sleeps until a worker
-    // has. The only worker is held until the watchdog lets it go (300 ms),
+    // has. The only worker is held until the watchdog lets it go (1 s),
     // so until then the caller runs every b itself and reaches the bound;
     // a bound checked one level late would let it run a fourth.
     zap_test::HeldWorker held;
     zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = 3});
-    held.hold(pool, std::chrono::milliseconds(300));
+    held.hold(pool, std::chrono::seconds(1));
     NestedOnCaller nested;
     nested.fork(pool, 8);
     EXPECT_EQ(nested.deepest, 3) << "helping levels on the outside caller";
