@@ -286,6 +286,36 @@ TEST(ParallelInvoke, StolenHalfIsWaitedFor) {
     });
 }
 
+TEST(ParallelInvoke, TheForksHintWakesASleepingWorkerForB) {
+    // J2's hint on its own: both workers asleep, one is woken for the task
+    // (and gives the waking role back, A4: nothing else is queued), the task
+    // forks, and a waits until b has started. Only the hint's wake-up of the
+    // other worker, which then steals b, lets a return before 10 s. A hint
+    // that woke nobody (its notify_slow() deleted, or its test inverted)
+    // left b in the ring until a gave up.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both past their spin, asleep
+    std::atomic<bool> b_started{false};
+    bool gave_up = false;
+    std::thread::id b_thread;
+    run_on_pool(pool, [&] {
+        const auto me = std::this_thread::get_id();
+        pool.parallel_invoke(
+            [&] {
+                const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                while (!b_started.load() && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+                gave_up = !b_started.load();
+            },
+            [&] {
+                b_thread = std::this_thread::get_id();
+                b_started = true;
+            });
+        EXPECT_FALSE(gave_up) << "b waited for a: the fork's hint woke nobody (J2)";
+        EXPECT_NE(b_thread, me);
+    });
+}
+
 TEST(ParallelInvoke, ExceptionFromAStillRunsB) {
     zap::ThreadPool pool(zap::Config{.max_threads = 2});
     run_on_pool(pool, [&] {
