@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The pool end to end, with 1, 2, 4 and 8 workers.
+// The pool end to end, with 1, 2, 4 and 8 workers. A test that hangs
+// fails (hang_watchdog.hpp).
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
 #include "os_probe.hpp"
 #include "rounds.hpp"
 
@@ -173,6 +175,36 @@ TEST_P(Pool, WarmSpawnsUpToTheLimit) {
     pool.shutdown();
     pool.join();
     EXPECT_EQ(started.load(), static_cast<int>(GetParam()));
+}
+
+TEST(Warm, LeavesSleepingWorkersCountedAndSpawnsNothingBelowTheCountOrAfterShutdown) {
+    // warm() only ever raises the spawned count, and only that field of
+    // Sync: two workers warmed and asleep (counted idle), then warm(1)
+    // (fewer than exist: nothing), warm(3) (one more). The sleeping workers
+    // must still be woken for work, and by shutdown() for join() (B1 wakes
+    // the idle count); a warm() after shutdown() spawns nothing. A warm()
+    // that rebuilt Sync from nothing lost the idle count (join() waited for
+    // workers nobody woke); one that skipped its early return lowered the
+    // count and spawned past max_threads.
+    std::atomic<int> started{0};
+    zap::Config cfg{.max_threads = 4};
+    cfg.on_thread_start = [&] { started++; };
+    zap::ThreadPool pool(cfg);
+    pool.warm(2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both past their spin, asleep
+    pool.warm(1);
+    pool.warm(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::vector<Counted> tasks(64);
+    zap::WaitGroup wg;
+    wg.add(static_cast<std::uint32_t>(tasks.size()));
+    pool.schedule(batch_of(tasks, 0, tasks.size(), &wg));
+    wg.wait();
+    expect_each_ran_once(tasks);
+    pool.shutdown();
+    pool.warm(4);
+    pool.join();
+    EXPECT_EQ(started.load(), 3);
 }
 
 TEST_P(Pool, ThreadHooksRunOncePerWorker) {
