@@ -177,6 +177,33 @@ TEST_P(Pool, WarmSpawnsUpToTheLimit) {
     EXPECT_EQ(started.load(), static_cast<int>(GetParam()));
 }
 
+TEST(Schedule, AnEmptyBatchIsANoOpFromOutsideAndFromATask) {
+    // schedule() of an empty Batch returns at once (A1): nothing to push,
+    // nobody to wake. One that went on pushed a list with no tail into the
+    // global queue (a null dereference) from outside the pool.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.schedule(zap::Batch{});
+    std::vector<Counted> tasks(1);
+    zap::WaitGroup wg;
+    wg.add(1);
+    tasks[0].wg = &wg;
+    struct Scheduler : zap::Task {
+        zap::ThreadPool* pool = nullptr;
+        Counted* then = nullptr;
+        Scheduler() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Scheduler*>(t);
+            self->pool->schedule(zap::Batch{});  // on a worker: into its ring
+            self->pool->schedule(*self->then);
+        }
+    } scheduler;
+    scheduler.pool = &pool;
+    scheduler.then = &tasks[0];
+    pool.schedule(scheduler);
+    wg.wait();
+    expect_each_ran_once(tasks);
+}
+
 TEST(Warm, LeavesSleepingWorkersCountedAndSpawnsNothingBelowTheCountOrAfterShutdown) {
     // warm() only ever raises the spawned count, and only that field of
     // Sync: two workers warmed and asleep (counted idle), then warm(1)
