@@ -2,7 +2,10 @@
 // Idle tasks (schedule_idle, Worker::run_idle_tasks): an idle task that
 // re-queues itself waits for the worker's next idle turn, so it neither keeps
 // the worker from its other tasks nor from sleeping; at shutdown the worker
-// runs idle tasks until none is left.
+// runs idle tasks until none is left. An idle task that never runs fails
+// its test (hang_watchdog.hpp).
+#include "hang_watchdog.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
