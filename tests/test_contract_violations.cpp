@@ -35,7 +35,14 @@ struct AfterShutdown {
 const std::vector<AfterShutdown>& after_shutdown() {
     static const std::vector<AfterShutdown> cases = {
         {"schedule(Task&)", [](zap::ThreadPool& pool, Flag& flag) { pool.schedule(flag); }},
-        {"schedule(Batch)", [](zap::ThreadPool& pool, Flag& flag) { pool.schedule(zap::Batch(flag)); }},
+        {"schedule(Batch)",
+         [](zap::ThreadPool& pool, Flag& flag) {
+             Flag first;  // a batch of two: in release builds both run, in order
+             zap::Batch batch(first);
+             batch.push(zap::Batch(flag));
+             pool.schedule(std::move(batch));
+             EXPECT_TRUE(first.ran);
+         }},
         {"TaskGroup::run",
          [](zap::ThreadPool& pool, Flag& flag) {
              zap::TaskGroup group(pool);
