@@ -155,6 +155,34 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
     while (w.returned.load() < static_cast<int>(n)) std::this_thread::yield();
 }
 
+// One worker asleep in a helping wait, the other asleep idle: a task
+// scheduled from outside wakes the idle worker only (K1: a helper is woken
+// only when nobody idle, nobody to spawn and nobody bound to look can take
+// the task). notify_slow() that also woke the helper (a condition of K1's
+// wake dropped) woke two threads for the one task.
+TEST(HelpingWakes, NewWorkWakesAnIdleWorkerRatherThanAHelper) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    Pool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<bool> waiting{false};
+    pool.spawn([&] {
+        waiting = true;
+        group.wait();  // nothing to run: sleeps on its helper word (H5)
+    });
+    while (!waiting.load()) std::this_thread::yield();
+    // Both asleep: the helper on its word, the other worker on the idle event.
+    while (WakeCounting::sleeping.load() != 2) std::this_thread::yield();
+    std::this_thread::sleep_for(20ms);  // past any spin (not asserted: only counted)
+    std::atomic<bool> ran{false};
+    WakeCounting::reset();
+    pool.spawn([&] { ran = true; });
+    while (!ran.load()) std::this_thread::yield();
+    const long woken = WakeCounting::woken.load();
+    EXPECT_EQ(woken, 1) << "threads woken for one task with a worker idle";
+    group.done();
+}
+
 // A waiter prefers its own group's tasks: X waits for its child
 // C, which another worker runs; a long unrelated task L is scheduled from
 // outside while the third worker is asleep, idle. X's wait must not take L
