@@ -183,6 +183,29 @@ TEST(HelpingWakes, NewWorkWakesAnIdleWorkerRatherThanAHelper) {
     group.done();
 }
 
+// The only worker asleep in a helping wait, a second one not yet spawned:
+// a task scheduled from outside spawns the second worker and wakes nobody
+// (K1 again: a worker that can still be spawned comes before a helper).
+TEST(HelpingWakes, NewWorkSpawnsAWorkerRatherThanWakingAHelper) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    Pool pool(zap::Config{.max_threads = 2});
+    std::atomic<bool> waiting{false};
+    pool.spawn([&] {  // spawns the first worker
+        waiting = true;
+        group.wait();  // nothing to run: sleeps on its helper word (H5)
+    });
+    while (!waiting.load()) std::this_thread::yield();
+    while (WakeCounting::sleeping.load() != 1) std::this_thread::yield();
+    std::atomic<bool> ran{false};
+    WakeCounting::reset();
+    pool.spawn([&] { ran = true; });
+    while (!ran.load()) std::this_thread::yield();
+    const long woken = WakeCounting::woken.load();
+    EXPECT_EQ(woken, 0) << "threads woken for one task with a worker still to spawn";
+    group.done();
+}
+
 // A waiter prefers its own group's tasks: X waits for its child
 // C, which another worker runs; a long unrelated task L is scheduled from
 // outside while the third worker is asleep, idle. X's wait must not take L
