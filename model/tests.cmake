@@ -67,7 +67,9 @@ set(ZAP_MODEL_BOUNDED
   "cancel_token 2 100000 3 1000000"
   "cancel_publishes 2 100000 3 1000000"
   # model/wait_for_models.cpp: the one without a pool
-  "wait_for_outside 2 100000 3 1000000")
+  "wait_for_outside 2 100000 3 1000000"
+  # model/timed_waits_models.cpp: Protocol T (portable_platform.hpp)
+  "timed_waits_wake 2 100000 3 1000000")
 foreach(spec ${ZAP_MODEL_BOUNDED})
   separate_arguments(spec)
   list(GET spec 0 name)
@@ -168,6 +170,14 @@ endmacro()
 macro(zap_bite name test file regex order expect)
   zap_bite_in(${Z} ${name} ${test} ${file} "${regex}" ${order} ${expect} ${ARGN})
 endmacro()
+
+# Protocol T (portable_platform.hpp; model/timed_waits_models.cpp): PF1's and
+# PF2's fences, each weakened to acq_rel, leave store buffering between the
+# waiter's count-in and compare and the waker's change and count read: the
+# waiter sleeps through the wake (found at execution 2 at context bound 3).
+zap_bite(timed_waits_pf1_fence timed_waits_wake portable_platform.hpp "// PF1: pairs with PF2's fence" acq_rel deadlock --bound 3)
+zap_bite(timed_waits_pf2_fence timed_waits_wake portable_platform.hpp "// PF2: pairs with PF1's fence" acq_rel deadlock --bound 3)
+
 zap_bite(queue_push queue queue.hpp "stack_.compare_exchange_weak(stack, top," relaxed race --bound 1)
 # The same weakening on the schemata twin (mutation/schemata.cmake): its
 # lines are src/'s, so ZAP_MUTATE's PATH:LINE names the same call there and

@@ -21,7 +21,7 @@
 // variable). Timed waits hash their word's address to one of `buckets`
 // buckets; a bucket holds a mutex, a condition variable and the count of
 // timed waiters inside it.
-//   PF1 (wait) Under the bucket's mutex: count itself in (seq_cst RMW), a
+//   PF1 (wait) Under the bucket's mutex: count itself in (a relaxed RMW), a
 //      seq_cst fence, then compare the word with `expected`: if it differs,
 //      return; else sleep on the condition variable until notified or the
 //      deadline (the wait releases the mutex atomically), then count itself out.
@@ -29,7 +29,11 @@
 //      notify): a seq_cst fence, then read the count; if it is not zero,
 //      take and release the bucket's mutex, then notify every timed waiter
 //      of the bucket (waiters of other words sharing it see a spurious return).
-//   Why no wake is lost: the two fences are ordered one way or the other.
+//   Why no wake is lost: the two fences are ordered one way or the other
+//   in the single total order S, and they alone order the count and the
+//   word ([atomics.fences]): the count-in needs no order of its own (it was
+//   seq_cst until the Relacy model, model/timed_waits_models.cpp, passed
+//   with it relaxed; each fence weakened to acq_rel deadlocks there).
 //   If PF1's fence comes first, PF2's read sees the waiter counted in; the
 //   waiter held the mutex from before that count to its sleep, so PF2's
 //   lock can only succeed once the waiter sleeps (or has returned), and the
@@ -68,16 +72,21 @@ inline constexpr bool atomic_wait_keeps_wakes = false;
 inline constexpr bool atomic_wait_keeps_wakes = true;
 #endif
 
-// Protocol T.
+// Protocol T, on the mutex, condition variable, counter and fence of
+// `Sync`: StdTimedSync below, or the Relacy model's (model/timed_waits_models.cpp),
+// which checks PF1 against PF2 on this same code.
+template <class Sync>
 class TimedWaits {
 public:
+    using Word = typename Sync::Word;
+
     // No timeout (nullptr): sleeps until notified.
-    static bool wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout) {
+    bool wait(Word& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout) {
         const auto deadline = timeout != nullptr ? deadline_after(*timeout) : DeadlineClock::time_point{};
         Bucket& bucket = bucket_of(&word);
-        std::unique_lock<std::mutex> hold(bucket.lock);
-        bucket.waiters.fetch_add(1, std::memory_order_seq_cst);  // PF1: read by PF2 after its fence
-        StdPrimitives::fence(std::memory_order_seq_cst);         // PF1: pairs with PF2's fence
+        typename Sync::Lock hold(bucket.lock);
+        bucket.waiters.fetch_add(1, std::memory_order_relaxed);  // PF1: read by PF2 after its fence
+        Sync::fence(std::memory_order_seq_cst);                  // PF1: pairs with PF2's fence
         bool woke = true;
         if (word.load(std::memory_order_relaxed) == expected) {
             if (timeout == nullptr) {
@@ -90,11 +99,11 @@ public:
         return woke;
     }
 
-    static void wake(const void* address) {
+    void wake(const void* address) {
         Bucket& bucket = bucket_of(address);
-        StdPrimitives::fence(std::memory_order_seq_cst);  // PF2: pairs with PF1's fence
+        Sync::fence(std::memory_order_seq_cst);  // PF2: pairs with PF1's fence
         if (bucket.waiters.load(std::memory_order_relaxed) == 0) return;
-        { const std::lock_guard<std::mutex> wait_for_sleeper(bucket.lock); }  // PF2: the waiter sleeps or is gone
+        { const typename Sync::Lock wait_for_sleeper(bucket.lock); }  // PF2: the waiter sleeps or is gone
         bucket.changed.notify_all();
     }
 
@@ -102,18 +111,34 @@ private:
     static constexpr std::size_t buckets = 64;
 
     struct Bucket {
-        std::mutex lock;
-        std::condition_variable changed;
-        std::atomic<std::uint32_t> waiters{0};
+        typename Sync::Mutex lock;
+        typename Sync::CondVar changed;
+        typename Sync::Counter waiters{0};
     };
 
-    static Bucket& bucket_of(const void* address) noexcept {
-        static Bucket table[buckets];
+    Bucket& bucket_of(const void* address) noexcept {
         // The low bits of an aligned word's address are zero: skip them.
-        return table[(reinterpret_cast<std::uintptr_t>(address) / sizeof(std::uint32_t)) % buckets];
+        return table_[(reinterpret_cast<std::uintptr_t>(address) / sizeof(std::uint32_t)) % buckets];
     }
 
+    Bucket table_[buckets];
 };
+
+// Protocol T's primitives in production: the standard library's.
+struct StdTimedSync {
+    using Word = std::atomic<std::uint32_t>;
+    using Counter = std::atomic<std::uint32_t>;
+    using Mutex = std::mutex;
+    using Lock = std::unique_lock<std::mutex>;
+    using CondVar = std::condition_variable;
+    static void fence(std::memory_order order) noexcept { StdPrimitives::fence(order); }
+};
+
+// The process's one table: every pool's timed waits hash into it.
+inline TimedWaits<StdTimedSync>& timed_waits() {
+    static TimedWaits<StdTimedSync> table;
+    return table;
+}
 
 }  // namespace detail
 
@@ -143,7 +168,7 @@ struct PortablePlatform : detail::StdPrimitives {
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc = Loc::current()) noexcept {
         if (timeout != nullptr || !detail::atomic_wait_keeps_wakes) {
-            return detail::TimedWaits::wait(word.underlying(), expected, timeout);
+            return detail::timed_waits().wait(word.underlying(), expected, timeout);
         }
         word.underlying().wait(expected, std::memory_order_relaxed);
         return true;
@@ -155,7 +180,7 @@ struct PortablePlatform : detail::StdPrimitives {
         } else {
             word.underlying().notify_all();
         }
-        detail::TimedWaits::wake(&word.underlying());
+        detail::timed_waits().wake(&word.underlying());
     }
 
     using Thread = PortableThread*;
