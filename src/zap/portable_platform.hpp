@@ -31,9 +31,9 @@
 //      of the bucket (waiters of other words sharing it see a spurious return).
 //   Why no wake is lost: the two fences are ordered one way or the other
 //   in the single total order S, and they alone order the count and the
-//   word ([atomics.fences]): the count-in needs no order of its own (it was
-//   seq_cst until the Relacy model, model/timed_waits_models.cpp, passed
-//   with it relaxed; each fence weakened to acq_rel deadlocks there).
+//   word ([atomics.fences]): the count-in needs no order of its own. The
+//   Relacy model (model/timed_waits_models.cpp) passes with it relaxed and
+//   deadlocks with either fence weakened to acq_rel.
 //   If PF1's fence comes first, PF2's read sees the waiter counted in; the
 //   waiter held the mutex from before that count to its sleep, so PF2's
 //   lock can only succeed once the waiter sleeps (or has returned), and the
