@@ -98,13 +98,16 @@ private:
         }
     }
 
-    // exit(), not _Exit(): the process's exit handlers run (a mutant run's
-    // coverage report is one); the hung threads are never joined.
+    // _Exit(), not exit(): no exit handler or static destructor runs, since
+    // one may block on the hung threads (destroying a condition variable
+    // that a hung thread still waits on blocks in glibc: the portable
+    // platform's timed-wait table is one). A mutant run's coverage is
+    // written as it goes, so nothing is lost.
     [[noreturn]] static void report(const std::string& test, std::chrono::seconds after) {
         std::fprintf(stderr, "hang: %s has not ended after %lld s\n", test.c_str(),
                      static_cast<long long>(after.count()));
         std::fflush(nullptr);
-        std::exit(1);
+        std::_Exit(1);
     }
 
     static inline Watch* const watch_ = [] {
