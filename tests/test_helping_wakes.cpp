@@ -155,55 +155,44 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
     while (w.returned.load() < static_cast<int>(n)) std::this_thread::yield();
 }
 
-// One worker asleep in a helping wait, the other asleep idle: a task
-// scheduled from outside wakes the idle worker only (K1: a helper is woken
-// only when nobody idle, nobody to spawn and nobody bound to look can take
-// the task). notify_slow() that also woke the helper (a condition of K1's
-// wake dropped) woke two threads for the one task.
-TEST(HelpingWakes, NewWorkWakesAnIdleWorkerRatherThanAHelper) {
+// A pool of two, one worker asleep in a helping wait with nothing to run
+// (on its helper word, H5), and the number of threads that one task
+// scheduled from outside wakes (K1: a helper is woken only when nobody
+// idle, nobody to spawn and nobody bound to look can take the task).
+// warmed: the other worker is spawned and asleep idle; otherwise it is
+// still to be spawned.
+long woken_for_one_task_beside_a_helper(bool warmed) {
     Group group;  // outlives the pool's tasks
     group.add(1);
     Pool pool(zap::Config{.max_threads = 2});
-    pool.warm(2);
+    if (warmed) pool.warm(2);
     std::atomic<bool> waiting{false};
     pool.spawn([&] {
         waiting = true;
-        group.wait();  // nothing to run: sleeps on its helper word (H5)
+        group.wait();
     });
     while (!waiting.load()) std::this_thread::yield();
-    // Both asleep: the helper on its word, the other worker on the idle event.
-    while (WakeCounting::sleeping.load() != 2) std::this_thread::yield();
+    while (WakeCounting::sleeping.load() != (warmed ? 2 : 1)) std::this_thread::yield();
     std::this_thread::sleep_for(20ms);  // past any spin (not asserted: only counted)
     std::atomic<bool> ran{false};
     WakeCounting::reset();
     pool.spawn([&] { ran = true; });
     while (!ran.load()) std::this_thread::yield();
     const long woken = WakeCounting::woken.load();
-    EXPECT_EQ(woken, 1) << "threads woken for one task with a worker idle";
     group.done();
+    return woken;
 }
 
-// The only worker asleep in a helping wait, a second one not yet spawned:
-// a task scheduled from outside spawns the second worker and wakes nobody
-// (K1 again: a worker that can still be spawned comes before a helper).
+// The other worker idle: the task wakes it, and only it. A notify_slow()
+// that also woke the helper (a condition of K1's wake dropped) woke two.
+TEST(HelpingWakes, NewWorkWakesAnIdleWorkerRatherThanAHelper) {
+    EXPECT_EQ(woken_for_one_task_beside_a_helper(true), 1) << "threads woken for one task with a worker idle";
+}
+
+// The other worker still to spawn: the task spawns it and wakes nobody.
 TEST(HelpingWakes, NewWorkSpawnsAWorkerRatherThanWakingAHelper) {
-    Group group;  // outlives the pool's tasks
-    group.add(1);
-    Pool pool(zap::Config{.max_threads = 2});
-    std::atomic<bool> waiting{false};
-    pool.spawn([&] {  // spawns the first worker
-        waiting = true;
-        group.wait();  // nothing to run: sleeps on its helper word (H5)
-    });
-    while (!waiting.load()) std::this_thread::yield();
-    while (WakeCounting::sleeping.load() != 1) std::this_thread::yield();
-    std::atomic<bool> ran{false};
-    WakeCounting::reset();
-    pool.spawn([&] { ran = true; });
-    while (!ran.load()) std::this_thread::yield();
-    const long woken = WakeCounting::woken.load();
-    EXPECT_EQ(woken, 0) << "threads woken for one task with a worker still to spawn";
-    group.done();
+    EXPECT_EQ(woken_for_one_task_beside_a_helper(false), 0)
+        << "threads woken for one task with a worker still to spawn";
 }
 
 // A waiter prefers its own group's tasks: X waits for its child

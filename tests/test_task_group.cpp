@@ -146,6 +146,44 @@ TEST(TaskGroup, FromOutsideTheWaitRunsChildrenAWorkerSchedulesWhileItSleeps) {
     EXPECT_EQ(ran_on_caller.load(), later);
 }
 
+namespace {
+
+// Tasks that a group's child schedules in one batch on the worker running
+// it (stamped with the child's region: the call's, OC2), and the child's
+// wait for them that keeps that worker busy: until they have all run, or
+// 10 s have passed (gave_up). Meanwhile only the caller's search can run them.
+struct BusyWorkersTasks {
+    struct Counted : zap::Task {
+        std::atomic<int>* ran = nullptr;
+        Counted() : zap::Task(&run) {}
+        static void run(zap::Task* task) { static_cast<Counted*>(task)->ran->fetch_add(1); }
+    };
+
+    explicit BusyWorkersTasks(std::size_t count) : tasks(count) {}
+
+    void schedule(zap::ThreadPool& pool) {
+        zap::Batch batch;
+        for (Counted& task : tasks) {
+            task.ran = &ran;
+            batch.push(zap::Batch(task));
+        }
+        pool.schedule(std::move(batch));
+    }
+    void wait_for_all() {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        const int count = static_cast<int>(tasks.size());
+        while (ran.load() < count && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+        gave_up = ran.load() < count;
+    }
+
+    std::vector<Counted> tasks;
+    std::atomic<int> ran{0};
+    std::atomic<bool> started{false};
+    bool gave_up = false;  // written by the child, read after the caller's wait()
+};
+
+}  // namespace
+
 TEST(TaskGroup, FromOutsideTheWaitRunsChildrenABusyWorkerPushedPastItsRing) {
     // The same, with the overflow queue certain: the running child schedules
     // 600 tasks in one batch, so its ring's 256 slots fill within one push
@@ -155,34 +193,18 @@ TEST(TaskGroup, FromOutsideTheWaitRunsChildrenABusyWorkerPushedPastItsRing) {
     // caller's search of the overflow queues (OC4a) reaches those tasks. A
     // search that skipped the overflow queues left them there: after 10 s
     // the child gave up and the EXPECT below failed.
-    constexpr int count = 600;
-    struct Counted : zap::Task {
-        std::atomic<int>* ran = nullptr;
-        Counted() : zap::Task(&run) {}
-        static void run(zap::Task* task) { static_cast<Counted*>(task)->ran->fetch_add(1); }
-    };
-    std::vector<Counted> tasks(count);
-    std::atomic<int> ran{0};
-    std::atomic<bool> started{false};
-    bool gave_up = false;  // written by the child, read after wait()
+    BusyWorkersTasks busy(600);
     zap::ThreadPool pool(threads(1));
     zap::TaskGroup group(pool);
     group.run([&] {
-        started = true;
+        busy.started = true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller naps meanwhile
-        zap::Batch batch;
-        for (Counted& task : tasks) {
-            task.ran = &ran;
-            batch.push(zap::Batch(task));
-        }
-        pool.schedule(std::move(batch));  // stamped with the child's region: the call's (OC2)
-        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (ran.load() < count && std::chrono::steady_clock::now() < end) std::this_thread::yield();
-        gave_up = ran.load() < count;
+        busy.schedule(pool);
+        busy.wait_for_all();
     });
-    while (!started.load()) std::this_thread::yield();
+    while (!busy.started.load()) std::this_thread::yield();
     group.wait();
-    EXPECT_FALSE(gave_up) << "tasks in the busy worker's overflow queue waited for it";
+    EXPECT_FALSE(busy.gave_up) << "tasks in the busy worker's overflow queue waited for it";
 }
 
 TEST(TaskGroup, FromOutsideTheWaitSearchesEveryWorkersRing) {
@@ -193,35 +215,19 @@ TEST(TaskGroup, FromOutsideTheWaitSearchesEveryWorkersRing) {
     // just the first) reaches them. A search that stopped after the first
     // worker left them there: after 10 s the child gave up, and the held
     // worker's watchdog had fired.
-    constexpr int count = 4;
-    struct Counted : zap::Task {
-        std::atomic<int>* ran = nullptr;
-        Counted() : zap::Task(&run) {}
-        static void run(zap::Task* task) { static_cast<Counted*>(task)->ran->fetch_add(1); }
-    };
-    Counted tasks[count];
-    std::atomic<int> ran{0};
-    std::atomic<bool> started{false};
-    bool gave_up = false;  // written by the child, read after wait()
+    BusyWorkersTasks busy(4);
     zap_test::HeldWorker held;
     zap::ThreadPool pool(threads(2));
     held.hold(pool, std::chrono::seconds(20));  // the first worker
     zap::TaskGroup group(pool);
     group.run([&] {  // on the second worker, spawned for it
-        zap::Batch batch;
-        for (Counted& task : tasks) {
-            task.ran = &ran;
-            batch.push(zap::Batch(task));
-        }
-        pool.schedule(std::move(batch));  // into this worker's ring, in the call's region (OC2)
-        started = true;
-        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (ran.load() < count && std::chrono::steady_clock::now() < end) std::this_thread::yield();
-        gave_up = ran.load() < count;
+        busy.schedule(pool);
+        busy.started = true;
+        busy.wait_for_all();
     });
-    while (!started.load()) std::this_thread::yield();
+    while (!busy.started.load()) std::this_thread::yield();
     group.wait();
-    EXPECT_FALSE(gave_up) << "tasks in the second worker's ring waited for a worker";
+    EXPECT_FALSE(busy.gave_up) << "tasks in the second worker's ring waited for a worker";
     EXPECT_TRUE(held.release()) << "the held worker's watchdog fired";
 }
 
