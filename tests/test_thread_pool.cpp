@@ -207,14 +207,14 @@ TEST(Schedule, AnEmptyBatchIsANoOpFromOutsideAndFromATask) {
 TEST(Warm, LeavesSleepingWorkersCountedAndSpawnsNothingBelowTheCountOrAfterShutdown) {
     // warm() only ever raises the spawned count, and only that field of
     // Sync: two workers warmed and asleep (counted idle), then warm(1)
-    // (fewer than exist: nothing), warm(3) (one more). The sleeping workers
-    // must still be woken for work, and by shutdown() for join() (B1 wakes
-    // the idle count); a warm() after shutdown() spawns nothing. A warm()
-    // that rebuilt Sync from nothing lost the idle count (join() waited for
-    // workers nobody woke); one that skipped its early return lowered the
-    // count and spawned past max_threads.
+    // (fewer than exist: nothing), warm(3) (one more, the last of three).
+    // The sleeping workers must still be woken for work, and by shutdown()
+    // for join() (B1 wakes the idle count); a warm() after shutdown() spawns
+    // nothing. One that skipped its early return lowered the count and
+    // spawned past max_threads. (max_threads is 3 so that the batch cannot
+    // spawn a fourth worker when all three are busy.)
     std::atomic<int> started{0};
-    zap::Config cfg{.max_threads = 4};
+    zap::Config cfg{.max_threads = 3};
     cfg.on_thread_start = [&] { started++; };
     zap::ThreadPool pool(cfg);
     pool.warm(2);
@@ -232,6 +232,20 @@ TEST(Warm, LeavesSleepingWorkersCountedAndSpawnsNothingBelowTheCountOrAfterShutd
     pool.warm(4);
     pool.join();
     EXPECT_EQ(started.load(), 3);
+}
+
+TEST(Warm, RaisingTheCountRightBeforeShutdownKeepsTheSleeperCounted) {
+    // One worker warmed and asleep (counted idle), then warm(2) and at once
+    // shutdown(): the sleeper is woken only because shutdown() sees it
+    // counted idle (B1), since the new worker has hardly started. A warm()
+    // that rebuilt Sync from nothing instead of from the value it read lost
+    // that count, and join() waited for the sleeper (the hang watchdog).
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past its spin, asleep
+    pool.warm(2);
+    pool.shutdown();
+    pool.join();  // the check: it returns (else the hang watchdog fails the test)
 }
 
 TEST_P(Pool, ThreadHooksRunOncePerWorker) {
