@@ -22,8 +22,10 @@ namespace {
 
 using namespace zap_model;
 
-// Relacy's primitives under TimedWaits' names.
-struct RelacyTimedSync {
+// Relacy's primitives under TimedWaits' names. The fence is the Relacy
+// platform's, which takes the call site's line: ZAP_MUTATE's
+// portable_platform.hpp:LINE=ORDER weakens PF1's or PF2's fence here.
+struct RelacyTimedSync : P {
     using Word = P::Atomic<std::uint32_t>;
     using Counter = P::Atomic<std::uint32_t>;
     using Mutex = rl::mutex;
@@ -52,10 +54,6 @@ struct RelacyTimedSync {
     private:
         rl::condition_variable changed_;
     };
-
-    // The call site's line reaches the platform, so ZAP_MUTATE's
-    // portable_platform.hpp:LINE=ORDER weakens PF1's or PF2's fence here.
-    static void fence(std::memory_order order, P::Loc loc = P::Loc::current()) noexcept { P::fence(order, loc); }
 };
 
 using TimedWaits = zap::detail::TimedWaits<RelacyTimedSync>;

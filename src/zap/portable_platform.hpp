@@ -124,14 +124,14 @@ private:
     Bucket table_[buckets];
 };
 
-// Protocol T's primitives in production: the standard library's.
-struct StdTimedSync {
+// Protocol T's primitives in production: the standard library's (the fence
+// is StdPrimitives').
+struct StdTimedSync : StdPrimitives {
     using Word = std::atomic<std::uint32_t>;
     using Counter = std::atomic<std::uint32_t>;
     using Mutex = std::mutex;
     using Lock = std::unique_lock<std::mutex>;
     using CondVar = std::condition_variable;
-    static void fence(std::memory_order order) noexcept { StdPrimitives::fence(order); }
 };
 
 // The process's one table: every pool's timed waits hash into it.
