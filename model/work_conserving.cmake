@@ -16,7 +16,7 @@ add_dependencies(zap_models ${WC})
 # Random only: the members' futex waits and the pool's retry loops keep a
 # context bound from finishing.
 set(ZAP_WORK_CONSERVING_MODELS rendezvous_3w_task rendezvous_3w_batch rendezvous_3w_outside rendezvous_2w_held
-  rendezvous_2w_lone)
+  rendezvous_2w_lone rendezvous_2w_after_idle)
 foreach(name ${ZAP_WORK_CONSERVING_MODELS})
   zap_model_test(NAME model.${name}.random BINARY ${WC} ARGS ${name} --sched random --iterations 100000)
   if(ZAP_MODEL_DEEP)

@@ -28,6 +28,13 @@
 //                        that lone task from a ring whose owner is running
 //                        and will never take it (buffer.hpp step 3a: the
 //                        thief's delay ends in a claim, DL1)
+//   rendezvous_2w_after_idle max_threads 2: a first task runs, and its
+//                        worker goes idle, before the two members come from
+//                        outside, one schedule() each: the worker the first
+//                        member wakes must leave the idle count as it takes
+//                        the notification (A5), or the second member's
+//                        notify_slow() wakes an idle worker that does not
+//                        exist instead of spawning the second one
 #include "model_registry.hpp"
 
 namespace {
@@ -52,7 +59,7 @@ struct Meeting {
     }
 };
 
-enum class Shape { task_one_by_one, task_batch, outside, held, lone };
+enum class Shape { task_one_by_one, task_batch, outside, held, lone, after_idle };
 
 template <std::uint32_t Workers, Shape S>
 struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
@@ -79,6 +86,16 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
     Driver driver;
     Counted first;  // rendezvous_2w_held: runs before the members
 
+    // rendezvous_2w_after_idle: runs before the members; the main thread
+    // waits until it has.
+    struct Marker : Task {
+        P::Atomic<std::uint32_t> ran{0};
+        Marker() : Task(&run) {}
+        // Synchronizes with the main thread's acquire load below.
+        static void run(Task* t) { static_cast<Marker*>(t)->ran.store(1, std::memory_order_release); }
+    };
+    Marker marker;
+
     void schedule_members() {
         if (S == Shape::lone) {
             pool->schedule(members[0]);  // into the driver's worker's ring: its only task
@@ -100,6 +117,11 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
         driver.model = this;
         shared.finished.add(k);
         if (S == Shape::held) pool->schedule(first);
+        if (S == Shape::after_idle) {
+            pool->schedule(marker);
+            // Synchronizes with the marker's release store.
+            while (marker.ran.load(std::memory_order_acquire) == 0) P::spin_hint();
+        }
         if (S == Shape::task_one_by_one || S == Shape::task_batch || S == Shape::lone) {
             pool->schedule(driver);
         } else {
@@ -117,6 +139,7 @@ using Rendezvous3wBatch = RendezvousModel<3, Shape::task_batch>;
 using Rendezvous3wOutside = RendezvousModel<3, Shape::outside>;
 using Rendezvous2wHeld = RendezvousModel<2, Shape::held>;
 using Rendezvous2wLone = RendezvousModel<2, Shape::lone>;
+using Rendezvous2wAfterIdle = RendezvousModel<2, Shape::after_idle>;
 
 ZAP_MODEL_TEST(rendezvous_3w_task, Rendezvous3wTask, false, P::SpawnFailure::never,
                "3 workers, a task schedules 3 members one by one: all meet (none stranded behind a blocked one)");
@@ -128,5 +151,7 @@ ZAP_MODEL_TEST(rendezvous_2w_held, Rendezvous2wHeld, false, P::SpawnFailure::nev
                "2 workers, a task then 2 members from outside: a held queue's leftovers are announced");
 ZAP_MODEL_TEST(rendezvous_2w_lone, Rendezvous2wLone, false, P::SpawnFailure::never,
                "2 workers, a task forks 1 member into its ring and meets it: the lone task is stolen");
+ZAP_MODEL_TEST(rendezvous_2w_after_idle, Rendezvous2wAfterIdle, false, P::SpawnFailure::never,
+               "2 workers, a task runs and its worker idles, then 2 members from outside: the second is spawned");
 
 }  // namespace
