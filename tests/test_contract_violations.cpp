@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>

@@ -100,6 +100,12 @@ foreach(name ${zap_unit_tests})
   endif()
   zap_schemata_twin(test_${name} test_${name}_schemata)
 endforeach()
+if(TARGET test_contract_violations_release)
+  zap_schemata_program(test_contract_violations_release_schemata ${PROJECT_SOURCE_DIR}/tests/test_contract_violations.cpp
+                       ${zap_mutant_only} GTEST)
+  target_compile_definitions(test_contract_violations_release_schemata PRIVATE NDEBUG)
+  zap_schemata_twin(test_contract_violations_release test_contract_violations_release_schemata)
+endif()
 # The std::execution test (tests/test_execution.cpp, zap_test_execution) is
 # built only where stdexec compiles (cmake/zap_stdexec.cmake); its twin is
 # the one check that runs execution.hpp, and the one unit test that runs
