@@ -27,7 +27,7 @@ Operators:
   plus-one       an integer literal n becomes n + 1
   minus-one      an integer literal n > 0 becomes n - 1
   break          a loop leaves after its first pass (a `break` at the end
-                 of its body)
+                 of its body and before each of its `continue`s)
   swap           two adjacent expression statements run in the other order
 
 Seeds (model/seed/*.patch) join the same tree: each patch is applied to a
@@ -231,6 +231,23 @@ class FileMutants:
         else:
             a, b = src.toks[body.start].start, src.toks[body.end - 1].end
             m.edits = [Edit(a, b, lambda inner, m=m: f"{{ {inner} if ({self.on(m)}) break; }}", m)]
+        # A pass that `continue`s never reaches the body's end: the switch
+        # stands before each `continue` of this loop too.
+        for c in self._continues(body):
+            a, b = src.toks[c.start].start, src.toks[c.end - 1].end
+            m.edits.append(Edit(a, b, lambda inner, m=m: f"{{ if ({self.on(m)}) break; {inner} }}", m))
+
+    def _continues(self, node):
+        """The `continue` statements that go to the loop whose body is `node`:
+        not those of a nested loop, nor any inside a switch (where the
+        inserted `break` would leave the switch, not the loop)."""
+        if node is None or node.kind in ("while", "for", "do", "switch"):
+            return
+        if node.kind == "continue":
+            yield node
+            return
+        for child in node.stmts + [node.body, node.orelse] + node.handlers:
+            yield from self._continues(child)
 
     def _condition(self, func, s):
         src = self.src
