@@ -112,6 +112,22 @@ TEST_P(BufferStart, StealTakesHalfRoundedUp) {
     EXPECT_FALSE(thief.steal(victim, stole)) << "nothing left to steal";
 }
 
+// Half of every size, with the production ring: a thief that recomputed
+// its share from the shrinking size it sees after each claim would stop
+// short from five tasks up (2 of 5), which a ring of four cannot hold.
+TEST_P(BufferStart, StealTakesHalfOfEverySizeRoundedUp) {
+    for (std::size_t n = 2; n <= 16; ++n) {
+        Fixture<zap::StdPlatform> f(n);
+        typename Fixture<zap::StdPlatform>::Buffer victim(GetParam()), thief(GetParam() + 1);
+        auto list = f.list(0, n);
+        ASSERT_TRUE(victim.push(list));
+        typename Fixture<zap::StdPlatform>::Buffer::Stole stole{};
+        ASSERT_TRUE(thief.steal(victim, stole)) << n << " tasks";
+        EXPECT_EQ(thief.size() + 1, (n + 1) / 2) << "taken of " << n << " tasks";
+        EXPECT_EQ(victim.size(), n / 2) << "left of " << n << " tasks";
+    }
+}
+
 TEST_P(BufferStart, ConsumeFillsTheRingFromAQueue) {
     Fixture<SmallRing> f(7);
     typename Fixture<SmallRing>::Buffer ring(GetParam());
