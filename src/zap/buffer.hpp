@@ -240,13 +240,13 @@ public:
         // ring, so a lone task costs no write to the ring's lines.
         Task* task = queue.pop(cursor);
         Index pushed = 0;
-        for (Task* next = nullptr; task != nullptr && pushed < capacity; ++pushed) {
+        for (Task* next = nullptr; pushed < capacity; ++pushed) {
             if ((next = queue.pop(cursor)) == nullptr) break;
             put(tail + pushed, task, Region::of(*task));
             task = next;
         }
         const bool left = queue.release_consumer(cursor);
-        if (task == nullptr) return false;
+        ZAP_ASSERT(task != nullptr, "internal: a consumer took the queue with nothing to pop (Q1)");
         // Publishes the slots to a thief's acquire load of tail in steal().
         if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
         out = Stole{task, pushed > 0 || left};
