@@ -126,6 +126,14 @@ TEST_P(BufferStart, StealTakesHalfOfEverySizeRoundedUp) {
         EXPECT_EQ(thief.size() + 1, (n + 1) / 2) << "taken of " << n << " tasks";
         EXPECT_EQ(victim.size(), n / 2) << "left of " << n << " tasks";
     }
+    // A full ring too (its size equals the capacity, the largest a thief trusts).
+    Fixture<SmallRing> f(4);
+    typename Fixture<SmallRing>::Buffer victim(GetParam()), thief(GetParam() + 1);
+    auto list = f.list(0, 4);
+    ASSERT_TRUE(victim.push(list));
+    typename Fixture<SmallRing>::Buffer::Stole stole{};
+    ASSERT_TRUE(thief.steal(victim, stole));
+    EXPECT_EQ(thief.size() + 1, 2u) << "taken of a full ring of 4";
 }
 
 TEST_P(BufferStart, ConsumeFillsTheRingFromAQueue) {
