@@ -82,6 +82,46 @@ struct BufferStealModel : Model<BufferStealModel, 2> {
     }
 };
 
+// ---- Buffer: a thief's stale head -----------------------------------------
+// The owner fills its two slots, pops one and pushes a third task while a
+// thief steals: the thief can read head before the pop and tail after the
+// push, a size of three in a ring of two (RB1), which it must not trust. Half
+// of a two-slot ring, rounded up, is one task: a thief that took its share
+// from the stale size took both.
+struct BufferStaleHeadModel : Model<BufferStaleHeadModel, 2> {
+    Buffer owner{0};
+    Buffer thief{0};
+    Queue overflow;
+    Counted tasks[3];
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            Batch b;
+            b.push(tasks[0]);
+            b.push(tasks[1]);
+            List first = b.take_list();
+            RL_ASSERT(owner.push(first));
+            if (Task* t = owner.pop()) t->run();
+            List third = one(tasks[2]);
+            if (!owner.push(third)) overflow.push(third);
+        } else {
+            Buffer::Stole got{};
+            if (!thief.steal(owner, got)) return;
+            RL_ASSERT(thief.size() == 0);  // one task: the one to run
+            run(got.task);
+        }
+    }
+    void after() {
+        while (Task* t = owner.pop()) t->run();
+        Task* cursor = nullptr;
+        if (overflow.try_acquire_consumer(cursor)) {
+            while (Task* t = overflow.pop(cursor)) t->run();
+            overflow.release_consumer(cursor);
+        }
+        expect_each_once(tasks);
+    }
+};
+
 // ---- Buffer: consume from a queue vs two thieves --------------------------
 // A queue holds three tasks pushed by another thread; the owner consumes them
 // into its ring (two slots, one to run), two thieves steal from the ring,
@@ -387,6 +427,8 @@ ZAP_MODEL_TEST(queue, QueueModel, true, P::SpawnFailure::never,
                "every pushed task is popped once; links and cache race-free");
 ZAP_MODEL_TEST(buffer_steal, BufferStealModel, true, P::SpawnFailure::never,
                "push overflow/migrate and pop vs a thief, across the wrap: each task once");
+ZAP_MODEL_TEST(buffer_stale_head, BufferStaleHeadModel, true, P::SpawnFailure::never,
+               "a thief that reads a stale head takes half of a two-slot ring, one task, never both");
 ZAP_MODEL_TEST(buffer_consume, BufferConsumeModel, true, P::SpawnFailure::never,
                "consume from a queue vs two thieves, across the wrap: each task once");
 ZAP_MODEL_TEST(event_notify, EventNotifyModel, false, P::SpawnFailure::never,

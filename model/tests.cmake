@@ -41,6 +41,7 @@ set(ZAP_MODEL_BOUNDED
   "queue 2 200000 3 2000000"
   "buffer_steal 2 200000 3 2000000"
   "buffer_consume 1 100000 2 1000000"
+  "buffer_stale_head 2 100000 3 1000000"
   # isolation_models.cpp: the ring's region steps (buffer.hpp steps 7, 8)
   "isolation_claim_past 2 100000 3 1000000"
   "isolation_pop_back_past 2 100000 3 1000000"
