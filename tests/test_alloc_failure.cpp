@@ -349,3 +349,29 @@ TEST(AllocFailure, ALazyForkWhoseFrameCannotBeMadeThrowsAndLeavesNothing) {
     ledger.expect_consistent(attempts + 1);
     EXPECT_EQ(zap::basic_sync_wait<FailingPlatform>(fork_two(pool, ledger, 0)), 2);
 }
+
+#if defined(_WIN32)
+namespace {
+std::atomic<int> exit_calls{0};
+void count_exit_call(void*) { exit_calls.fetch_add(1); }
+}  // namespace
+
+// Windows keeps a thread's exit calls in a chain of its own allocations
+// (windows_platform.hpp at_thread_exit). A call whose link cannot be
+// allocated is refused (false: the caller frees what it meant to hand over),
+// and the calls registered before it still run when the thread exits.
+TEST(AllocFailure, AThreadExitCallThatCannotBeRecordedIsRefusedAndKeepsTheEarlierOne) {
+    if (!ZAP_TEST_FAILS_NEW) GTEST_SKIP() << "the link comes from operator new, which ThreadSanitizer owns";
+    bool first = false;
+    bool refused = false;
+    std::thread thread([&] {
+        first = zap::WindowsPlatform::at_thread_exit<&count_exit_call>(nullptr);
+        const Armed armed(0);
+        refused = !zap::WindowsPlatform::at_thread_exit<&count_exit_call>(nullptr);
+    });
+    thread.join();
+    EXPECT_TRUE(first);
+    EXPECT_TRUE(refused) << "a call that could not be recorded was reported recorded";
+    EXPECT_EQ(exit_calls.load(), 1) << "the call registered before the failed one ran " << exit_calls.load() << " times";
+}
+#endif

@@ -219,6 +219,27 @@ TYPED_TEST(StdPlatform, TimedWaitReturnsFalseOnlyAfterItsTimeout) {
     while (woke) woke = TypeParam::futex_wait(word, 0, &none);  // a zero timeout expires too
 }
 
+// An untimed wait sleeps: with the word unchanged and no wake for 200 ms it
+// returns a few times at most (a spurious return is allowed), where a wait
+// that did not sleep returns over and over. Counted, not timed: a sleeper
+// that the machine never ran in that time returns no times, and passes.
+TYPED_TEST(StdPlatform, AnUntimedWaitWithNoWakeReturnsRarely) {
+    typename TestFixture::Word word{0};
+    std::atomic<long> returns{0};
+    std::thread sleeper([&] {
+        while (word.load(std::memory_order_acquire) == 0) {
+            TypeParam::futex_wait(word, 0, nullptr);
+            returns.fetch_add(1, std::memory_order_relaxed);  // a counter only
+        }
+    });
+    std::this_thread::sleep_for(200ms);
+    const long seen = returns.load();
+    word.store(1, std::memory_order_release);
+    TypeParam::futex_wake(word, 1);
+    sleeper.join();
+    EXPECT_LT(seen, 100) << "an untimed futex_wait returned " << seen << " times with no wake: it does not sleep";
+}
+
 // A sleeper woken by futex_wake: with a timeout of a minute, a wake that did
 // not reach it would show as `false` a minute later (or as ctest's timeout).
 TYPED_TEST(StdPlatform, WakeReachesUntimedAndTimedSleepers) {
