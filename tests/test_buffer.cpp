@@ -266,3 +266,81 @@ TEST(Buffer, TakeBackAgainstThievesRunsEveryTaskOnce) {
     thieves.stop();
     for (std::size_t i = 0; i < f.tasks.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << "task " << i;
 }
+
+// The isolated wait's searches of a ring on their own (buffer.hpp steps 7
+// and 8; isolation.hpp): tasks of region R are the wait's, the others are
+// passed on the way and taken by the caller (IS2).
+namespace {
+using RegionFixture = Fixture<zap::StdPlatform>;
+using RegionTask = RegionFixture::Task;
+constexpr std::uint64_t region_r = 7;  // any id but 0
+
+struct Passed {
+    std::vector<RegionTask*> tasks;
+    auto into() {
+        return [this](RegionTask& t) { tasks.push_back(&t); };
+    }
+};
+}  // namespace
+
+// Step 7: the owner takes back its newest task of R, passing every task
+// above it, newest first. A ring with no task of R is left alone, whatever
+// region a slot below head held once.
+TEST(BufferRegions, PopBackOfPassesTheTasksAboveAndLeavesARingWithoutTheRegion) {
+    RegionFixture f(4);
+    RegionFixture::Buffer ring;
+    zap::detail::Region::set(f.tasks[0], region_r);
+    zap::detail::Region::set(f.tasks[1], region_r);
+    auto first = f.list(0, 1);
+    ASSERT_TRUE(ring.push(first));
+    ASSERT_EQ(ring.pop(), &f.tasks[0]);  // its slot, below head now, still says R
+    auto rest = f.list(1, 4);
+    ASSERT_TRUE(ring.push(rest));  // 1 (R), 2, 3
+    Passed passed;
+    EXPECT_EQ(ring.pop_back_of(region_r, passed.into()), &f.tasks[1]);
+    EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[3], &f.tasks[2]}));
+    passed.tasks.clear();
+    auto again = f.list(2, 4);
+    ASSERT_TRUE(ring.push(again));  // 2, 3 over the slots of 1 and 2; the slot below head says R
+    EXPECT_EQ(ring.pop_back_of(region_r, passed.into()), nullptr);
+    EXPECT_TRUE(passed.tasks.empty()) << "a ring without a task of R gave up " << passed.tasks.size();
+    EXPECT_EQ(ring.size(), 2u);
+}
+
+// Step 8: a thief claims from the oldest up to the first task of R, passing
+// the others, and takes nothing above it.
+TEST(BufferRegions, ClaimOfPassesTheOlderTasksAndTakesNothingAbove) {
+    RegionFixture f(3);
+    RegionFixture::Buffer victim;
+    zap::detail::Region::set(f.tasks[1], region_r);
+    auto all = f.list(0, 3);
+    ASSERT_TRUE(victim.push(all));  // 0, 1 (R), 2
+    Passed passed;
+    EXPECT_EQ(RegionFixture::Buffer::claim_of(victim, region_r, passed.into()), &f.tasks[1]);
+    EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[0]}));
+    EXPECT_EQ(victim.size(), 1u) << "the task above R stays with its owner";
+}
+
+// Step 8 when the task its read-ahead chose is gone by the time the thief
+// gets there (the owner took R's task back and pushed others): the thief
+// stops at its first claim at or past the target, and claims nothing above.
+TEST(BufferRegions, ClaimOfStopsPastItsTargetWhenTheOwnerTookItBack) {
+    RegionFixture f(4);
+    RegionFixture::Buffer victim;
+    zap::detail::Region::set(f.tasks[1], region_r);
+    auto two = f.list(0, 2);
+    ASSERT_TRUE(victim.push(two));  // 0, 1 (R): the read-ahead's target is 1's slot
+    Passed passed;
+    bool reused = false;
+    auto pass = [&](RegionTask& t) {
+        passed.tasks.push_back(&t);
+        if (reused) return;
+        reused = true;  // the owner, between the thief's claims:
+        ASSERT_EQ(victim.pop_back(), &f.tasks[1]);
+        auto others = f.list(2, 4);
+        ASSERT_TRUE(victim.push(others));  // 2 and 3, above the target
+    };
+    EXPECT_EQ(RegionFixture::Buffer::claim_of(victim, region_r, pass), nullptr);
+    EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[0], &f.tasks[2]}));
+    EXPECT_EQ(victim.size(), 1u) << "the second task past the target stays with its owner";
+}
