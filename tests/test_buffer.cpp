@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <limits>
