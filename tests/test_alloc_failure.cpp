@@ -374,4 +374,17 @@ TEST(AllocFailure, AThreadExitCallThatCannotBeRecordedIsRefusedAndKeepsTheEarlie
     EXPECT_TRUE(refused) << "a call that could not be recorded was reported recorded";
     EXPECT_EQ(exit_calls.load(), 1) << "the call registered before the failed one ran " << exit_calls.load() << " times";
 }
+
+// Windows' spawn allocates the thread's record first: when it cannot, no
+// thread starts and spawn reports the failure (the pool then runs with the
+// workers it has, pool_core.hpp A7).
+TEST(AllocFailure, AThreadWhoseRecordCannotBeAllocatedIsNotStarted) {
+    if (!ZAP_TEST_FAILS_NEW) GTEST_SKIP() << "the record comes from operator new, which ThreadSanitizer owns";
+    bool started = true;
+    {
+        const Armed armed(0);
+        started = zap::WindowsPlatform::spawn(zap::ThreadOptions{0}, +[](void*) -> void* { return nullptr; }, nullptr);
+    }
+    EXPECT_FALSE(started);
+}
 #endif
