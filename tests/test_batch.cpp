@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <vector>
 
 namespace {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include "rounds.hpp"
 
 #include <atomic>
