@@ -65,6 +65,14 @@ inline void steal_and_run(Buffer& thief, Buffer& victim) {
     while (Task* t = thief.pop()) t->run();
 }
 
+// Runs every task left in a queue (a model's after(): no task may stay).
+inline void run_left(Queue& queue) {
+    Task* cursor = nullptr;
+    if (!queue.try_acquire_consumer(cursor)) return;
+    while (Task* t = queue.pop(cursor)) t->run();
+    queue.release_consumer(cursor);
+}
+
 inline List one(Task& t) {
     Batch b(t);
     return b.take_list();

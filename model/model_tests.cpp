@@ -39,11 +39,7 @@ struct QueueModel : Model<QueueModel, 3> {
         }
     }
     void after() {
-        Task* cursor = nullptr;
-        if (queue.try_acquire_consumer(cursor)) {
-            while (Task* t = queue.pop(cursor)) t->run();
-            queue.release_consumer(cursor);
-        }
+        run_left(queue);
         expect_each_once(tasks);
     }
 };
@@ -73,11 +69,7 @@ struct BufferStealModel : Model<BufferStealModel, 2> {
     }
     void after() {
         while (Task* t = owner.pop()) t->run();
-        Task* cursor = nullptr;
-        if (overflow.try_acquire_consumer(cursor)) {
-            while (Task* t = overflow.pop(cursor)) t->run();
-            overflow.release_consumer(cursor);
-        }
+        run_left(overflow);
         expect_each_once(tasks);
     }
 };
@@ -113,11 +105,7 @@ struct BufferStaleHeadModel : Model<BufferStaleHeadModel, 2> {
     }
     void after() {
         while (Task* t = owner.pop()) t->run();
-        Task* cursor = nullptr;
-        if (overflow.try_acquire_consumer(cursor)) {
-            while (Task* t = overflow.pop(cursor)) t->run();
-            overflow.release_consumer(cursor);
-        }
+        run_left(overflow);
         expect_each_once(tasks);
     }
 };
@@ -154,11 +142,7 @@ struct BufferConsumeModel : Model<BufferConsumeModel, 3> {
     void after() {
         for (auto& r : rings)
             while (Task* t = r.pop()) t->run();
-        Task* cursor = nullptr;
-        if (queue.try_acquire_consumer(cursor)) {
-            while (Task* t = queue.pop(cursor)) t->run();
-            queue.release_consumer(cursor);
-        }
+        run_left(queue);
         expect_each_once(tasks);
     }
 };

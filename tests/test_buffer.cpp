@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -114,28 +115,30 @@ TEST_P(BufferStart, StealTakesHalfRoundedUp) {
     EXPECT_FALSE(thief.steal(victim, stole)) << "nothing left to steal";
 }
 
+// One steal from a ring of P holding n tasks: how many the thief took (the
+// one it runs and those in its ring), and how many it left.
+template <class P>
+std::pair<std::size_t, std::size_t> one_steal(std::size_t n, Index start) {
+    Fixture<P> f(n);
+    typename Fixture<P>::Buffer victim(start), thief(start + 1);
+    auto list = f.list(0, n);
+    EXPECT_TRUE(victim.push(list));
+    typename Fixture<P>::Buffer::Stole stole{};
+    if (!thief.steal(victim, stole)) return {0, victim.size()};
+    return {thief.size() + 1, victim.size()};
+}
+
 // Half of every size, with the production ring: a thief that recomputed
 // its share from the shrinking size it sees after each claim would stop
-// short from five tasks up (2 of 5), which a ring of four cannot hold.
+// short from five tasks up (2 of 5), which a ring of four cannot hold. And
+// a full ring (its size equals the capacity, the largest a thief trusts).
 TEST_P(BufferStart, StealTakesHalfOfEverySizeRoundedUp) {
     for (std::size_t n = 2; n <= 16; ++n) {
-        Fixture<zap::StdPlatform> f(n);
-        typename Fixture<zap::StdPlatform>::Buffer victim(GetParam()), thief(GetParam() + 1);
-        auto list = f.list(0, n);
-        ASSERT_TRUE(victim.push(list));
-        typename Fixture<zap::StdPlatform>::Buffer::Stole stole{};
-        ASSERT_TRUE(thief.steal(victim, stole)) << n << " tasks";
-        EXPECT_EQ(thief.size() + 1, (n + 1) / 2) << "taken of " << n << " tasks";
-        EXPECT_EQ(victim.size(), n / 2) << "left of " << n << " tasks";
+        const auto [taken, left] = one_steal<zap::StdPlatform>(n, GetParam());
+        EXPECT_EQ(taken, (n + 1) / 2) << "taken of " << n << " tasks";
+        EXPECT_EQ(left, n / 2) << "left of " << n << " tasks";
     }
-    // A full ring too (its size equals the capacity, the largest a thief trusts).
-    Fixture<SmallRing> f(4);
-    typename Fixture<SmallRing>::Buffer victim(GetParam()), thief(GetParam() + 1);
-    auto list = f.list(0, 4);
-    ASSERT_TRUE(victim.push(list));
-    typename Fixture<SmallRing>::Buffer::Stole stole{};
-    ASSERT_TRUE(thief.steal(victim, stole));
-    EXPECT_EQ(thief.size() + 1, 2u) << "taken of a full ring of 4";
+    EXPECT_EQ(one_steal<SmallRing>(4, GetParam()).first, 2u) << "taken of a full ring of 4";
 }
 
 TEST_P(BufferStart, ConsumeFillsTheRingFromAQueue) {
