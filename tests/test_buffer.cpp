@@ -280,10 +280,11 @@ using RegionFixture = Fixture<zap::StdPlatform>;
 using RegionTask = RegionFixture::Task;
 constexpr std::uint64_t region_r = 7;  // any id but 0
 
+template <class Task = RegionTask>
 struct Passed {
-    std::vector<RegionTask*> tasks;
+    std::vector<Task*> tasks;
     auto into() {
-        return [this](RegionTask& t) { tasks.push_back(&t); };
+        return [this](Task& t) { tasks.push_back(&t); };
     }
 };
 }  // namespace
@@ -301,7 +302,7 @@ TEST(BufferRegions, PopBackOfPassesTheTasksAboveAndLeavesARingWithoutTheRegion) 
     ASSERT_EQ(ring.pop(), &f.tasks[0]);  // its slot, below head now, still says R
     auto rest = f.list(1, 4);
     ASSERT_TRUE(ring.push(rest));  // 1 (R), 2, 3
-    Passed passed;
+    Passed<> passed;
     EXPECT_EQ(ring.pop_back_of(region_r, passed.into()), &f.tasks[1]);
     EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[3], &f.tasks[2]}));
     passed.tasks.clear();
@@ -320,10 +321,24 @@ TEST(BufferRegions, ClaimOfPassesTheOlderTasksAndTakesNothingAbove) {
     zap::detail::Region::set(f.tasks[1], region_r);
     auto all = f.list(0, 3);
     ASSERT_TRUE(victim.push(all));  // 0, 1 (R), 2
-    Passed passed;
+    Passed<> passed;
     EXPECT_EQ(RegionFixture::Buffer::claim_of(victim, region_r, passed.into()), &f.tasks[1]);
     EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[0]}));
     EXPECT_EQ(victim.size(), 1u) << "the task above R stays with its owner";
+}
+
+// Step 8 in a full ring (its size equals the capacity: the read-ahead
+// trusts it, as a thief's claim does).
+TEST(BufferRegions, ClaimOfFindsItsTaskInAFullRing) {
+    using F = Fixture<SmallRing>;
+    F f(4);
+    F::Buffer victim;
+    zap::detail::Region::set(f.tasks[1], region_r);
+    auto all = f.list(0, 4);
+    ASSERT_TRUE(victim.push(all));
+    Passed<F::Task> passed;
+    EXPECT_EQ(F::Buffer::claim_of(victim, region_r, passed.into()), &f.tasks[1]);
+    EXPECT_EQ(passed.tasks, (std::vector<F::Task*>{&f.tasks[0]}));
 }
 
 // Step 8 when the task its read-ahead chose is gone by the time the thief
@@ -335,7 +350,7 @@ TEST(BufferRegions, ClaimOfStopsPastItsTargetWhenTheOwnerTookItBack) {
     zap::detail::Region::set(f.tasks[1], region_r);
     auto two = f.list(0, 2);
     ASSERT_TRUE(victim.push(two));  // 0, 1 (R): the read-ahead's target is 1's slot
-    Passed passed;
+    Passed<> passed;
     bool reused = false;
     auto pass = [&](RegionTask& t) {
         passed.tasks.push_back(&t);
