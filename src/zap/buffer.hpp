@@ -474,7 +474,7 @@ private:
             Link::set_next(*slot(head + i - 1).load(std::memory_order_relaxed),
                            slot(head + i).load(std::memory_order_relaxed));
         Link::set_next(*slot(head + count - 1).load(std::memory_order_relaxed), list.head);
-        Link::set_next(*list.tail, static_cast<Task*>(nullptr));  // BT1 of batch.hpp
+        ZAP_ASSERT(Link::next(*list.tail) == nullptr, "internal: a list given to push() ends in a null link (BT1)");
         return List<Task>{first, list.tail};
     }
 
