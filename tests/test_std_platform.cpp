@@ -327,6 +327,28 @@ TYPED_TEST(StdPlatform, SpawnedThreadIsJoinedThroughItsOwnHandle) {
     EXPECT_EQ(written, 42);
 }
 
+// join() returns only once the thread has run to its end: the thread still
+// has work to do (a sleep, then a write) when join() is called.
+TYPED_TEST(StdPlatform, JoinWaitsForTheThreadToEnd) {
+    struct Start {
+        std::atomic<typename TypeParam::Thread> self{};
+        std::atomic<bool> known{false};
+        std::atomic<bool> finished{false};
+    } start;
+    auto entry = +[](void* arg) -> void* {
+        auto* s = static_cast<Start*>(arg);
+        s->self.store(TypeParam::this_thread());
+        s->known.store(true);
+        std::this_thread::sleep_for(100ms);  // still running when join() is called
+        s->finished.store(true);
+        return nullptr;
+    };
+    ASSERT_TRUE(TypeParam::spawn(zap::ThreadOptions{1u << 20}, entry, &start));
+    while (!start.known.load()) std::this_thread::yield();
+    TypeParam::join(start.self.load());
+    EXPECT_TRUE(start.finished.load()) << "join() returned while the thread was still running";
+}
+
 TYPED_TEST(StdPlatform, ContextIsPerThread) {
     int mine = 0;
     TypeParam::set_current_context(&mine);
