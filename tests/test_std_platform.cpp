@@ -383,6 +383,21 @@ TYPED_TEST(StdPlatform, NamesThreadAndSizesItsStack) {
 #endif
 }
 
+#if defined(_WIN32)
+// A name longer than the platform's buffer (255 characters and its end) is
+// cut to what fits, not written past it.
+TEST(WindowsPlatform, ALongThreadNameIsCutToTheBuffer) {
+    std::optional<std::string> name;
+    std::thread thread([&] {
+        zap::WindowsPlatform::name_this_thread(std::string(300, 'z').c_str());
+        name = zap_test::thread_name();
+    });
+    thread.join();
+    if (!name) GTEST_SKIP() << "this system reports no thread name";
+    EXPECT_EQ(*name, std::string(255, 'z'));
+}
+#endif
+
 // A wait that a wake ended reports a wake-up, whatever errno held: a
 // successful system call leaves errno alone, and a wait of this thread that
 // timed out before left ETIMEDOUT there (a Backoff sleep does every few
