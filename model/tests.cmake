@@ -92,7 +92,8 @@ endforeach()
 set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child sync_1w_2t_serial sync_spawn_fails_first
     pool_1w_1t pool_1w_2t_child
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
-    pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first help_done_outside help_new_work
+    pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first pool_warm_fails_beside_a_push
+    help_done_outside help_new_work
     help_two_waiters help_spawn_fails
     # isolation_models.cpp (isolate(), Protocol I)
     isolation_one_worker isolation_two_workers

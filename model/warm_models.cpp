@@ -57,4 +57,48 @@ using WarmFirstModel = WarmModel<false>;
 ZAP_MODEL_TEST(pool_warm_first, WarmFirstModel, true, P::SpawnFailure::never,
                "warm() then schedule(): warm()'s reservation becomes a worker, join() returns, the task runs once");
 
+// pool_warm_fails_beside_a_push: max_threads 2, every spawn after the
+// first fails. A first task starts the one worker, which then goes idle;
+// thread 0 calls warm(2), whose spawn fails, while thread 1 schedules a
+// task, whose notify signals the idle worker. The failed spawn gives its
+// reservation back (A7) and must leave thread 1's notification alone: a
+// worker is still there (spawned 1), so the notification is that worker's
+// to take. Thread 0 then sleeps on a bare futex until the task has run
+// (not on a WaitGroup, whose wait from outside would run it itself): a
+// notification erased by the failed spawn leaves the worker asleep with
+// the task queued, a Relacy deadlock.
+struct WarmFailsBesideAPushModel : Model<WarmFailsBesideAPushModel, 2, 2> {
+    struct Flagged : Task {
+        P::Atomic<std::uint32_t> ran{0};
+        Flagged() : Task(&run) {}
+        static void run(Task* t) {
+            auto* self = static_cast<Flagged*>(t);
+            self->ran.store(1, std::memory_order_release);  // synchronizes with the acquire loads below
+            P::futex_wake(self->ran, 1);
+        }
+    };
+    Pool* pool = nullptr;
+    Flagged first;
+    Flagged pushed;
+    void before() {
+        Model<WarmFailsBesideAPushModel, 2, 2>::before();
+        pool = new Pool(model_config(2));
+    }
+    void thread(unsigned index) {
+        if (index == 0) pool->schedule(first);
+        while (first.ran.load(std::memory_order_acquire) == 0) P::spin_hint();
+        if (index == 1) {
+            pool->schedule(pushed);
+            return;
+        }
+        pool->warm(2);
+        while (pushed.ran.load(std::memory_order_acquire) == 0) P::futex_wait(pushed.ran, 0, nullptr);
+        pool->shutdown();
+        pool->join();
+    }
+    void after() { delete pool; }
+};
+ZAP_MODEL_TEST(pool_warm_fails_beside_a_push, WarmFailsBesideAPushModel, false, P::SpawnFailure::after_first,
+               "warm()'s failed spawn beside a push: the pushed task's notification survives, the worker runs it");
+
 }  // namespace
