@@ -239,6 +239,7 @@ public:
         // The last task popped is the one to run: it never goes into the
         // ring, so a lone task costs no write to the ring's lines.
         Task* task = queue.pop(cursor);
+        ZAP_ASSERT(task != nullptr, "internal: a consumer took the queue with nothing to pop (Q1)");
         Index pushed = 0;
         for (Task* next = nullptr; pushed < capacity; ++pushed) {
             if ((next = queue.pop(cursor)) == nullptr) break;
@@ -246,7 +247,6 @@ public:
             task = next;
         }
         const bool left = queue.release_consumer(cursor);
-        ZAP_ASSERT(task != nullptr, "internal: a consumer took the queue with nothing to pop (Q1)");
         // Publishes the slots to a thief's acquire load of tail in steal().
         if (pushed > 0) tail_.store(tail + pushed, std::memory_order_release);
         out = Stole{task, pushed > 0 || left};
