@@ -325,6 +325,11 @@ TEST(BufferRegions, ClaimOfPassesTheOlderTasksAndTakesNothingAbove) {
     EXPECT_EQ(RegionFixture::Buffer::claim_of(victim, region_r, passed.into()), &f.tasks[1]);
     EXPECT_EQ(passed.tasks, (std::vector<RegionTask*>{&f.tasks[0]}));
     EXPECT_EQ(victim.size(), 1u) << "the task above R stays with its owner";
+    // A ring with no task of R: nothing is claimed or passed.
+    passed.tasks.clear();
+    EXPECT_EQ(RegionFixture::Buffer::claim_of(victim, region_r, passed.into()), nullptr);
+    EXPECT_TRUE(passed.tasks.empty()) << "a thief took " << passed.tasks.size() << " tasks from a ring without R";
+    EXPECT_EQ(victim.size(), 1u);
 }
 
 // Step 8 in a full ring (its size equals the capacity: the read-ahead
