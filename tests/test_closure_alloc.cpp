@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -47,6 +48,23 @@ TEST(ClosureMemory, TheOwnerReusesABlockItFreed) {
         Memory::deallocate(a, small, align);
         EXPECT_EQ(Memory::allocate(small, align), a);
         Memory::deallocate(a, small, align);
+    });
+    EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
+}
+
+// The owner's free list hands each freed block out once, and never a block
+// still in use: three freed among eight live ones come back, and only they.
+TEST(ClosureMemory, TheOwnersFreeListHandsOutOnlyTheBlocksItFreed) {
+    on_own_thread([] {
+        std::vector<void*> out;
+        for (int i = 0; i < 8; ++i) out.push_back(Memory::allocate(small, align));
+        const std::set<void*> freed{out[0], out[2], out[4]};
+        for (void* p : freed) Memory::deallocate(p, small, align);
+        std::set<void*> again;
+        for (int i = 0; i < 3; ++i) again.insert(Memory::allocate(small, align));
+        EXPECT_EQ(again, freed) << "a block still in use, or one twice, came back";
+        for (int i : {1, 3, 5, 6, 7}) Memory::deallocate(out[i], small, align);
+        for (void* p : again) Memory::deallocate(p, small, align);
     });
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
