@@ -73,6 +73,20 @@ inline void run_left(Queue& queue) {
     queue.release_consumer(cursor);
 }
 
+// A task that says it ran: `ran` turns 1 (release) and a futex wake follows,
+// so a thread outside the pool can wait for it spinning or on a bare futex
+// (not a WaitGroup, whose wait from outside would run the task itself).
+struct Flagged : Task {
+    P::Atomic<std::uint32_t> ran{0};
+    Flagged() : Task(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<Flagged*>(t);
+        self->ran.store(1, std::memory_order_release);  // synchronizes with the waiter's acquire load
+        P::futex_wake(self->ran, 1);
+    }
+    bool done() { return ran.load(std::memory_order_acquire) != 0; }
+};
+
 inline List one(Task& t) {
     Batch b(t);
     return b.take_list();

@@ -68,15 +68,6 @@ ZAP_MODEL_TEST(pool_warm_first, WarmFirstModel, true, P::SpawnFailure::never,
 // notification erased by the failed spawn leaves the worker asleep with
 // the task queued, a Relacy deadlock.
 struct WarmFailsBesideAPushModel : Model<WarmFailsBesideAPushModel, 2, 2> {
-    struct Flagged : Task {
-        P::Atomic<std::uint32_t> ran{0};
-        Flagged() : Task(&run) {}
-        static void run(Task* t) {
-            auto* self = static_cast<Flagged*>(t);
-            self->ran.store(1, std::memory_order_release);  // synchronizes with the acquire loads below
-            P::futex_wake(self->ran, 1);
-        }
-    };
     Pool* pool = nullptr;
     Flagged first;
     Flagged pushed;
@@ -86,13 +77,13 @@ struct WarmFailsBesideAPushModel : Model<WarmFailsBesideAPushModel, 2, 2> {
     }
     void thread(unsigned index) {
         if (index == 0) pool->schedule(first);
-        while (first.ran.load(std::memory_order_acquire) == 0) P::spin_hint();
+        while (!first.done()) P::spin_hint();
         if (index == 1) {
             pool->schedule(pushed);
             return;
         }
         pool->warm(2);
-        while (pushed.ran.load(std::memory_order_acquire) == 0) P::futex_wait(pushed.ran, 0, nullptr);
+        while (!pushed.done()) P::futex_wait(pushed.ran, 0, nullptr);
         pool->shutdown();
         pool->join();
     }

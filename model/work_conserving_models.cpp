@@ -86,15 +86,7 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
     Driver driver;
     Counted first;  // rendezvous_2w_held: runs before the members
 
-    // rendezvous_2w_after_idle: runs before the members; the main thread
-    // waits until it has.
-    struct Marker : Task {
-        P::Atomic<std::uint32_t> ran{0};
-        Marker() : Task(&run) {}
-        // Synchronizes with the main thread's acquire load below.
-        static void run(Task* t) { static_cast<Marker*>(t)->ran.store(1, std::memory_order_release); }
-    };
-    Marker marker;
+    Flagged marker;  // rendezvous_2w_after_idle: runs before the members, and the main thread waits for it
 
     void schedule_members() {
         if (S == Shape::lone) {
@@ -119,8 +111,7 @@ struct RendezvousModel : Model<RendezvousModel<Workers, S>, 1, Workers> {
         if (S == Shape::held) pool->schedule(first);
         if (S == Shape::after_idle) {
             pool->schedule(marker);
-            // Synchronizes with the marker's release store.
-            while (marker.ran.load(std::memory_order_acquire) == 0) P::spin_hint();
+            while (!marker.done()) P::spin_hint();
         }
         if (S == Shape::task_one_by_one || S == Shape::task_batch || S == Shape::lone) {
             pool->schedule(driver);
