@@ -76,6 +76,32 @@ struct ApartSpawnFails : OneWorkerPool<ApartSpawnFails, 3> {
     }
 };
 
+// apart_spawn_fails_late_join: as apart_spawn_fails, but J joins only once
+// S has returned from shutdown() (a relaxed flag: timing, no happens-before).
+// J then often finds the pool shut down with no worker on its first load,
+// while W's failed spawn still holds its closer: only B5's wait for closers
+// keeps J from freeing the pool under W's join event notify and
+// release_closer(). In apart_spawn_fails J is nearly always asleep on the
+// join event by then, and random scheduling rarely opens that window: a
+// joiner that stopped waiting for closers after one pause failed there at
+// execution 187,486 (of the ctest's 100,000), here at 24,906.
+struct ApartSpawnFailsLateJoin : OneWorkerPool<ApartSpawnFailsLateJoin, 3> {
+    rl::atomic<bool> shut_down{false};
+    void thread(unsigned index) {
+        if (index == 0) {
+            while (!shut_down($).exchange(false, rl::mo_relaxed)) rl::yield(1, $);  // an RMW: the latest value
+            pool->join();
+            delete pool;
+        } else if (index == 1) {
+            while (P::spawn_attempts() == 0) P::spin_hint();
+            pool->shutdown();
+            shut_down($).store(true, rl::mo_relaxed);
+        } else {
+            pool->warm(1);
+        }
+    }
+};
+
 // two_joiners: two threads join() at once while a third schedules a task
 // and shuts down. Both joins return (one join event notification must not
 // leave the other asleep), and each sees the task run. The pool is freed
@@ -102,5 +128,7 @@ ZAP_MODEL_TEST(apart_idle_worker, ApartIdleWorker, true, P::SpawnFailure::never,
                "shutdown() waking an idle worker while another thread joins and frees: no late touch");
 ZAP_MODEL_TEST(apart_spawn_fails, ApartSpawnFails, true, P::SpawnFailure::always,
                "a failed spawn racing shutdown(), a third thread joins and frees: no late touch");
+ZAP_MODEL_TEST(apart_spawn_fails_late_join, ApartSpawnFailsLateJoin, true, P::SpawnFailure::always,
+               "a failed spawn racing shutdown(), a joiner that comes after it and frees: no late touch");
 ZAP_MODEL_TEST(two_joiners, TwoJoiners, false, P::SpawnFailure::never,
                "two concurrent join() calls both return, and both see every task run");

@@ -2,8 +2,8 @@
 // Idle tasks (schedule_idle, Worker::run_idle_tasks): an idle task that
 // re-queues itself waits for the worker's next idle turn, so it neither keeps
 // the worker from its other tasks nor from sleeping; at shutdown the worker
-// runs idle tasks until none is left. An idle task that never runs fails
-// its test (hang_watchdog.hpp).
+// runs idle tasks until none is left, itself, before it leaves. An idle task
+// that never runs fails its test (hang_watchdog.hpp).
 #include "hang_watchdog.hpp"
 
 #include <zap/zap.hpp>
@@ -80,9 +80,7 @@ TEST(IdleTasks, ARequeuingIdleTaskDoesNotStarveTheWorker) {
 }
 
 TEST(IdleTasks, ShutdownRunsIdleTasksUntilNoneIsLeft) {
-    // Never stopped: the requeuer runs `limit` times, all of them on the
-    // worker before join() returns (a re-queue from join()'s drain would
-    // violate schedule_idle()'s rule that only a worker may call it).
+    // Never stopped: the requeuer runs `limit` times before join() returns.
     constexpr int limit = 50;
     Requeuer idle;
     idle.limit = limit;
@@ -95,6 +93,64 @@ TEST(IdleTasks, ShutdownRunsIdleTasksUntilNoneIsLeft) {
         while (idle.runs.load() == 0) std::this_thread::yield();
     }  // the destructor shuts down and joins
     EXPECT_EQ(idle.runs.load(), limit);
+}
+
+// Re-queues itself until it has run `after` times since `shutdown_begun`,
+// and counts its runs on a thread other than its first run's.
+struct ShutdownRequeuer : zap::Task {
+    zap::ThreadPool* pool = nullptr;
+    std::atomic<bool> shutdown_begun{false};
+    std::atomic<int> runs{0};
+    std::atomic<int> queued{0};
+    std::atomic<int> elsewhere{0};
+    std::thread::id first;  // these two only the runs touch
+    int runs_after = 0;
+    int after = 0;
+    ShutdownRequeuer() : zap::Task(&run) {}
+    void requeue() {
+        queued.fetch_add(1);
+        pool->schedule_idle(*this);
+    }
+    static void run(zap::Task* t) {
+        auto* self = static_cast<ShutdownRequeuer*>(t);
+        if (self->runs.fetch_add(1) == 0) self->first = std::this_thread::get_id();
+        if (std::this_thread::get_id() != self->first) self->elsewhere.fetch_add(1);
+        if (self->shutdown_begun.load() && ++self->runs_after >= self->after) return;
+        self->requeue();
+    }
+};
+
+struct ShutdownStarter : zap::Task {
+    ShutdownRequeuer* idle = nullptr;
+    ShutdownStarter() : zap::Task(&run) {}
+    static void run(zap::Task* t) { static_cast<ShutdownStarter*>(t)->idle->requeue(); }
+};
+
+TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
+    // The requeuer keeps itself queued until shutdown() has returned, then
+    // re-queues itself `after` more times. shutdown() has set the pool's
+    // state before the flag is raised, and the worker's wait() returns at
+    // its next look at the state - after at most one more idle turn - so at
+    // least `after` - 1 of those re-queues happen while the worker is
+    // leaving (B2). Each must run, and on the worker that queued it: an idle
+    // task is that worker's (per-thread clean-up, say). A worker that ran
+    // its idle queue once on the way out would leave the rest to join()'s
+    // drain, on the joining thread, after the worker's on_thread_exit.
+    constexpr int after = 3;
+    ShutdownRequeuer idle;
+    idle.after = after;
+    ShutdownStarter starter;
+    starter.idle = &idle;
+    zap::ThreadPool pool(one_worker());
+    idle.pool = &pool;
+    pool.schedule(starter);
+    while (idle.runs.load() == 0) std::this_thread::yield();
+    pool.shutdown();
+    idle.shutdown_begun.store(true);
+    pool.join();
+    EXPECT_EQ(idle.runs.load(), idle.queued.load()) << "an idle task was queued and never ran";
+    EXPECT_EQ(idle.runs_after, after);
+    EXPECT_EQ(idle.elsewhere.load(), 0) << "an idle task ran on a thread other than its worker";
 }
 
 }  // namespace

@@ -276,9 +276,9 @@ public:
         notify();
     }
 
-    // Queues an idle task on the calling worker: it runs when this worker has
-    // nothing else to do, just before it sleeps (or leaves at shutdown; in
-    // the drain, at its end). Must be called from a task running on this
+    // Queues an idle task on the calling worker: it runs on that worker when
+    // it has nothing else to do, just before it sleeps (or leaves at
+    // shutdown; in the drain, at its end). Must be called from a task running on this
     // pool; elsewhere debug builds abort and release builds schedule it as
     // an ordinary task.
     void schedule_idle(Task& task) noexcept {
@@ -636,8 +636,9 @@ private:
             }
         }
         while (find(self, found)) run(self.context, *found.task);  // B2: help drain
-        // Until none is left: the drain cannot take this over, since an idle
-        // task that re-queues itself calls schedule_idle(), which needs a worker.
+        // Until none is left: join()'s drain would run the rest, but on the
+        // joining thread and after on_thread_exit, and an idle task is its
+        // worker's (per-thread clean-up, say).
         while (self.run_idle_tasks()) {
         }
 
