@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // ThreadPool::worker_index(): 0 .. max_threads-1 on the pool's own workers
-// (hooks included), one index per worker and always the same one, nullopt everywhere else: outside
-// threads, another pool's workers, join()'s draining thread. And what it is
-// for: per-worker scratch without atomics (ThreadSanitizer checks that no two
-// workers ever share an index while they run).
+// (hooks included), one index per worker and always the same one, nullopt
+// everywhere else: outside threads, another pool's workers, join()'s
+// draining thread, a worker's thread once the worker has left. And what it
+// is for: per-worker scratch without atomics (ThreadSanitizer checks that no
+// two workers ever share an index while they run).
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -31,6 +32,20 @@ zap::Config threads(std::uint32_t n) {
 struct NoThreads : zap::StdPlatform {
     static bool spawn(const zap::ThreadOptions&, void* (*)(void*), void*) noexcept { return false; }
 };
+
+// What a thread_local's destructor on a worker's thread sees: it runs when
+// the thread ends, after the worker has left its pool (armed by a task).
+std::atomic<zap::ThreadPool*> leaving_pool{nullptr};
+std::atomic<int> seen_at_thread_end{-2};  // -2: never ran; -1: nullopt
+struct AtThreadEnd {
+    bool armed = false;
+    ~AtThreadEnd() {
+        if (!armed) return;
+        const std::optional<std::uint32_t> index = leaving_pool.load()->worker_index();
+        seen_at_thread_end.store(index ? static_cast<int>(*index) : -1);
+    }
+};
+thread_local AtThreadEnd at_thread_end;
 
 }  // namespace
 
@@ -108,6 +123,18 @@ TEST(WorkerIndex, KnownInsideTheThreadHooks) {
     }
     EXPECT_EQ(starts, (std::set<std::uint32_t>{0, 1, 2}));
     EXPECT_EQ(exits, starts);
+}
+
+TEST(WorkerIndex, NulloptOnceTheWorkerHasLeft) {
+    // After on_thread_exit the thread is no worker of the pool any more: a
+    // thread_local destroyed at the thread's end sees nullopt, not the index
+    // it had (join() joins the thread, so the pool is still there for it).
+    {
+        zap::ThreadPool pool(threads(1));
+        leaving_pool.store(&pool);
+        pool.submit([] { at_thread_end.armed = true; }).get();
+    }
+    EXPECT_EQ(seen_at_thread_end.load(), -1) << "-2: the destructor never ran; 0: the worker still answered";
 }
 
 TEST(WorkerIndex, NulloptOnAnotherPoolsWorker) {
