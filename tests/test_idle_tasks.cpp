@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -151,6 +153,81 @@ TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     EXPECT_EQ(idle.runs.load(), idle.queued.load()) << "an idle task was queued and never ran";
     EXPECT_EQ(idle.runs_after, after);
     EXPECT_EQ(idle.elsewhere.load(), 0) << "an idle task ran on a thread other than its worker";
+}
+
+// Runs once; counts its runs.
+struct Child : zap::Task {
+    std::atomic<int> runs{0};
+    Child() : zap::Task(&run) {}
+    static void run(zap::Task* t) { static_cast<Child*>(t)->runs.fetch_add(1); }
+};
+
+// Worker 1's idle task: keeps itself queued until shutdown() has returned,
+// then waits until worker 0 has left (its on_thread_exit) and schedules
+// `child` into worker 1's own ring, where no other worker can take it.
+struct LastWords : zap::Task {
+    zap::ThreadPool* pool = nullptr;
+    Child* child = nullptr;
+    std::atomic<bool> queued{false};
+    std::atomic<bool> shutdown_begun{false};
+    std::atomic<bool> worker0_left{false};
+    LastWords() : zap::Task(&run) {}
+    static void run(zap::Task* t) {
+        auto* self = static_cast<LastWords*>(t);
+        if (!self->shutdown_begun.load()) {
+            self->pool->schedule_idle(*self);
+            return;
+        }
+        while (!self->worker0_left.load()) std::this_thread::yield();
+        self->pool->schedule(*self->child);
+    }
+};
+
+// Two of these run at once, one per worker (each waits for the other to
+// start, and A4 wakes the second worker for the second): the one on worker
+// 1 queues the idle task there.
+struct Meet : zap::Task {
+    std::atomic<int>* started = nullptr;
+    LastWords* idle = nullptr;
+    Meet() : zap::Task(&run) {}
+    static void run(zap::Task* t) {
+        auto* self = static_cast<Meet*>(t);
+        self->started->fetch_add(1);
+        while (self->started->load() < 2) std::this_thread::yield();
+        if (self->idle->pool->worker_index() == std::optional<std::uint32_t>{1}) {
+            self->idle->pool->schedule_idle(*self->idle);
+            self->idle->queued.store(true);
+        }
+    }
+};
+
+TEST(IdleTasks, ATaskALeavingWorkerSchedulesRunsBeforeJoinReturns) {
+    // Worker 1 leaves with a task in its ring, scheduled by its last idle
+    // task after worker 0 had gone (B2 sweeps before the idle tasks, not
+    // after). join()'s drain must look in every worker's ring, not only in
+    // worker 0's, which is its own.
+    Child child;
+    LastWords idle;
+    idle.child = &child;
+    std::atomic<int> started{0};
+    Meet meets[2];
+    zap::Config config;
+    config.max_threads = 2;
+    config.on_thread_exit = [&] {
+        if (idle.pool->worker_index() == std::optional<std::uint32_t>{0}) idle.worker0_left.store(true);
+    };
+    zap::ThreadPool pool(config);
+    idle.pool = &pool;
+    for (Meet& meet : meets) {
+        meet.started = &started;
+        meet.idle = &idle;
+        pool.schedule(meet);
+    }
+    while (!idle.queued.load()) std::this_thread::yield();
+    pool.shutdown();
+    idle.shutdown_begun.store(true);
+    pool.join();
+    EXPECT_EQ(child.runs.load(), 1) << "a task left in worker 1's ring never ran";
 }
 
 }  // namespace

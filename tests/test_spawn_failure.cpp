@@ -127,6 +127,31 @@ TEST(SpawnFailureRetry, AllFailingRunsOnTheJoiningThread) {
     EXPECT_EQ(FlakySpawn::started.load(), 0);
 }
 
+TEST(SpawnFailureRetry, ChildrenBeyondTheRingRunInTheDrain) {
+    // No worker: the parent runs in join()'s drain, which works as worker 0,
+    // so its children go into worker 0's ring, and those beyond the ring's
+    // 256 slots into worker 0's overflow queue. The drain must take both.
+    FlakySpawn::reset(Failure::all);
+    struct Parent : Task {
+        std::vector<Counted>* children = nullptr;
+        Pool* pool = nullptr;
+        Parent() : Task(&run) {}
+        static void run(Task* t) {
+            auto* self = static_cast<Parent*>(t);
+            for (auto& child : *self->children) self->pool->schedule(child);
+        }
+    };
+    std::vector<Counted> children(1000);
+    Parent parent;
+    parent.children = &children;
+    {
+        Pool pool(zap::Config{.max_threads = 1});
+        parent.pool = &pool;
+        pool.schedule(parent);
+    }
+    expect_each_ran_once(children);
+}
+
 // With no worker, join()'s drain runs every task on the joining thread, and a
 // task that waits helps there. Before the work-conservation look such a wait took any leftover
 // task, oldest first, which waited and helped in turn: one stack level per
