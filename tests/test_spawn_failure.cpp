@@ -152,6 +152,30 @@ TEST(SpawnFailureRetry, ChildrenBeyondTheRingRunInTheDrain) {
     expect_each_ran_once(children);
 }
 
+TEST(SpawnFailureRetry, AnIdleTaskQueuedInTheDrainRuns) {
+    // No worker: the parent runs in join()'s drain, whose schedule_idle()
+    // queues on worker 0's slot; the drain runs it at its end.
+    FlakySpawn::reset(Failure::all);
+    struct Parent : Task {
+        Counted* idle = nullptr;
+        Pool* pool = nullptr;
+        Parent() : Task(&run) {}
+        static void run(Task* t) {
+            auto* self = static_cast<Parent*>(t);
+            self->pool->schedule_idle(*self->idle);
+        }
+    };
+    Counted idle;
+    Parent parent;
+    parent.idle = &idle;
+    {
+        Pool pool(zap::Config{.max_threads = 1});
+        parent.pool = &pool;
+        pool.schedule(parent);
+    }
+    EXPECT_EQ(idle.runs.load(), 1);
+}
+
 // With no worker, join()'s drain runs every task on the joining thread, and a
 // task that waits helps there. Before the work-conservation look such a wait took any leftover
 // task, oldest first, which waited and helped in turn: one stack level per
