@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -172,6 +173,57 @@ TEST(Isolation, TheWaitRunsOnlyTasksCreatedInside) {
         EXPECT_EQ(inside_ran.load(), 50);
         EXPECT_EQ(outside_ran_in_wait.load(), 0) << "threads " << threads;
     }
+}
+
+TEST(Isolation, TwoWorkersIsolatedAtOnceDoNotShareARegion) {
+    // Each worker opens its first region at the same time as the other (I1:
+    // ids carry the worker's number, so they differ though both counts are
+    // 1). Worker 1 queues children in its region and holds them; worker 0
+    // waits inside its own region with nothing of its own to run. Its wait
+    // must not take worker 1's children: they are no tasks of its region.
+    zap::ThreadPool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<int> started{0};
+    std::atomic<bool> children_queued{false}, release{false};
+    std::atomic<std::thread::id> waiter{};
+    std::atomic<int> ran{0}, ran_in_the_other_region{0};
+    zap::WaitGroup held;
+    held.add(1);
+    auto body = [&] {
+        ++started;
+        while (started.load() < 2) std::this_thread::yield();  // one per worker
+        const bool queues = pool.worker_index() == std::optional<std::uint32_t>{1};
+        pool.isolate([&] {
+            if (queues) {
+                zap::TaskGroup group(pool);
+                for (int i = 0; i < 8; ++i)
+                    group.run([&] {
+                        if (std::this_thread::get_id() == waiter.load()) ++ran_in_the_other_region;
+                        ++ran;
+                    });
+                children_queued = true;
+                while (!release.load()) std::this_thread::yield();
+                group.wait();
+            } else {
+                while (!children_queued.load()) std::this_thread::yield();
+                waiter = std::this_thread::get_id();
+                held.wait();  // helps: only tasks of this region
+                waiter = std::thread::id{};
+            }
+        });
+    };
+    auto a = pool.submit(body);
+    auto b = pool.submit(body);
+    // Time for the waiter's searches; one that takes a child does so at once.
+    const auto until = std::chrono::steady_clock::now() + 200ms;
+    while (ran_in_the_other_region.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    held.done();
+    release = true;
+    a.get();
+    b.get();
+    EXPECT_EQ(ran.load(), 8);
+    EXPECT_EQ(ran_in_the_other_region.load(), 0) << "worker 0's isolated wait ran worker 1's children";
 }
 
 // Descendants inherit the region: a child that forks and waits inside an
