@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -23,17 +24,33 @@ zap::Config one_worker() {
     return config;
 }
 
-// Re-queues itself until `stop` is set or it has run `limit` times.
+// Re-queues itself until `stop` is set, or it has run `limit` times, or it
+// has run `after` times since `shutdown_begun` was set. Counts how often it
+// was queued, and its runs on a thread other than its first run's.
 struct Requeuer : zap::Task {
     zap::ThreadPool* pool = nullptr;
     std::atomic<bool> stop{false};
+    std::atomic<bool> shutdown_begun{false};
     std::atomic<int> runs{0};
+    std::atomic<int> queued{0};
+    std::atomic<int> elsewhere{0};
     int limit = 0;
+    int after = 0;
+    std::thread::id first;  // these two only the runs touch
+    int runs_after = 0;
     Requeuer() : zap::Task(&run) {}
+    void requeue() {
+        queued.fetch_add(1);
+        pool->schedule_idle(*this);
+    }
     static void run(zap::Task* t) {
         auto* self = static_cast<Requeuer*>(t);
         const int runs = self->runs.fetch_add(1) + 1;
-        if (runs < self->limit && !self->stop.load()) self->pool->schedule_idle(*self);
+        if (runs == 1) self->first = std::this_thread::get_id();
+        if (std::this_thread::get_id() != self->first) self->elsewhere.fetch_add(1);
+        if (runs >= self->limit || self->stop.load()) return;
+        if (self->shutdown_begun.load() && ++self->runs_after >= self->after) return;
+        self->requeue();
     }
 };
 
@@ -41,11 +58,16 @@ struct Requeuer : zap::Task {
 struct Starter : zap::Task {
     Requeuer* idle = nullptr;
     Starter() : zap::Task(&run) {}
-    static void run(zap::Task* t) {
-        auto* self = static_cast<Starter*>(t);
-        self->idle->pool->schedule_idle(*self->idle);
-    }
+    static void run(zap::Task* t) { static_cast<Starter*>(t)->idle->requeue(); }
 };
+
+// Queues `idle` on the pool's worker; returns once it has run once.
+void start(zap::ThreadPool& pool, Requeuer& idle, Starter& starter) {
+    idle.pool = &pool;
+    starter.idle = &idle;
+    pool.schedule(starter);
+    while (idle.runs.load() == 0) std::this_thread::yield();
+}
 
 // Stops the requeuer and records how often it had run by then.
 struct Stopper : zap::Task {
@@ -67,14 +89,11 @@ TEST(IdleTasks, ARequeuingIdleTaskDoesNotStarveTheWorker) {
     constexpr int limit = 1'000'000;
     zap::ThreadPool pool(one_worker());
     Requeuer idle;
-    idle.pool = &pool;
     idle.limit = limit;
     Starter starter;
-    starter.idle = &idle;
     Stopper stopper;
     stopper.idle = &idle;
-    pool.schedule(starter);
-    while (idle.runs.load() == 0) std::this_thread::yield();
+    start(pool, idle, starter);
     pool.schedule(stopper);
     while (stopper.runs_seen.load() < 0) std::this_thread::yield();
     EXPECT_LT(stopper.runs_seen.load(), limit);
@@ -87,46 +106,12 @@ TEST(IdleTasks, ShutdownRunsIdleTasksUntilNoneIsLeft) {
     Requeuer idle;
     idle.limit = limit;
     Starter starter;
-    starter.idle = &idle;
     {
         zap::ThreadPool pool(one_worker());
-        idle.pool = &pool;
-        pool.schedule(starter);
-        while (idle.runs.load() == 0) std::this_thread::yield();
+        start(pool, idle, starter);
     }  // the destructor shuts down and joins
     EXPECT_EQ(idle.runs.load(), limit);
 }
-
-// Re-queues itself until it has run `after` times since `shutdown_begun`,
-// and counts its runs on a thread other than its first run's.
-struct ShutdownRequeuer : zap::Task {
-    zap::ThreadPool* pool = nullptr;
-    std::atomic<bool> shutdown_begun{false};
-    std::atomic<int> runs{0};
-    std::atomic<int> queued{0};
-    std::atomic<int> elsewhere{0};
-    std::thread::id first;  // these two only the runs touch
-    int runs_after = 0;
-    int after = 0;
-    ShutdownRequeuer() : zap::Task(&run) {}
-    void requeue() {
-        queued.fetch_add(1);
-        pool->schedule_idle(*this);
-    }
-    static void run(zap::Task* t) {
-        auto* self = static_cast<ShutdownRequeuer*>(t);
-        if (self->runs.fetch_add(1) == 0) self->first = std::this_thread::get_id();
-        if (std::this_thread::get_id() != self->first) self->elsewhere.fetch_add(1);
-        if (self->shutdown_begun.load() && ++self->runs_after >= self->after) return;
-        self->requeue();
-    }
-};
-
-struct ShutdownStarter : zap::Task {
-    ShutdownRequeuer* idle = nullptr;
-    ShutdownStarter() : zap::Task(&run) {}
-    static void run(zap::Task* t) { static_cast<ShutdownStarter*>(t)->idle->requeue(); }
-};
 
 TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     // The requeuer keeps itself queued until shutdown() has returned, then
@@ -139,14 +124,12 @@ TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     // its idle queue once on the way out would leave the rest to join()'s
     // drain, on the joining thread, after the worker's on_thread_exit.
     constexpr int after = 3;
-    ShutdownRequeuer idle;
+    Requeuer idle;
+    idle.limit = std::numeric_limits<int>::max();
     idle.after = after;
-    ShutdownStarter starter;
-    starter.idle = &idle;
+    Starter starter;
     zap::ThreadPool pool(one_worker());
-    idle.pool = &pool;
-    pool.schedule(starter);
-    while (idle.runs.load() == 0) std::this_thread::yield();
+    start(pool, idle, starter);
     pool.shutdown();
     idle.shutdown_begun.store(true);
     pool.join();
