@@ -11,10 +11,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -138,33 +141,43 @@ TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     EXPECT_EQ(idle.elsewhere.load(), 0) << "an idle task ran on a thread other than its worker";
 }
 
-// Runs once; counts its runs.
-struct Child : zap::Task {
+// Calls `f`; counts its runs.
+struct Call : zap::Task {
+    std::function<void()> f;
     std::atomic<int> runs{0};
-    Child() : zap::Task(&run) {}
-    static void run(zap::Task* t) { static_cast<Child*>(t)->runs.fetch_add(1); }
+    explicit Call(std::function<void()> f = [] {}) : zap::Task(&run), f(std::move(f)) {}
+    static void run(zap::Task* t) {
+        auto* self = static_cast<Call*>(t);
+        self->f();
+        self->runs.fetch_add(1);
+    }
 };
 
-// Worker 1's idle task: keeps itself queued until shutdown() has returned,
-// then waits until worker 0 has left (its on_thread_exit) and schedules
-// `child` into worker 1's own ring, where no other worker can take it.
+// A worker's last idle task: keeps itself queued until shutdown() has
+// returned, then calls `last` - while its worker is leaving, after B2's
+// sweep, so what `last` schedules stays in that worker's ring for join()'s
+// drain.
 struct LastWords : zap::Task {
     zap::ThreadPool* pool = nullptr;
-    Child* child = nullptr;
+    std::function<void()> last;
     std::atomic<bool> queued{false};
     std::atomic<bool> shutdown_begun{false};
-    std::atomic<bool> worker0_left{false};
     LastWords() : zap::Task(&run) {}
     static void run(zap::Task* t) {
         auto* self = static_cast<LastWords*>(t);
-        if (!self->shutdown_begun.load()) {
-            self->pool->schedule_idle(*self);
-            return;
-        }
-        while (!self->worker0_left.load()) std::this_thread::yield();
-        self->pool->schedule(*self->child);
+        if (self->shutdown_begun.load()) return self->last();
+        self->pool->schedule_idle(*self);
+        self->queued.store(true);
     }
 };
+
+// Shuts the pool down once `idle` is queued; `idle` then has its last words.
+void shut_down_after(zap::ThreadPool& pool, LastWords& idle) {
+    while (!idle.queued.load()) std::this_thread::yield();
+    pool.shutdown();
+    idle.shutdown_begun.store(true);
+    pool.join();
+}
 
 // Two of these run at once, one per worker (each waits for the other to
 // start, and A4 wakes the second worker for the second): the one on worker
@@ -177,10 +190,7 @@ struct Meet : zap::Task {
         auto* self = static_cast<Meet*>(t);
         self->started->fetch_add(1);
         while (self->started->load() < 2) std::this_thread::yield();
-        if (self->idle->pool->worker_index() == std::optional<std::uint32_t>{1}) {
-            self->idle->pool->schedule_idle(*self->idle);
-            self->idle->queued.store(true);
-        }
+        if (self->idle->pool->worker_index() == std::optional<std::uint32_t>{1}) self->idle->pool->schedule_idle(*self->idle);
     }
 };
 
@@ -189,15 +199,19 @@ TEST(IdleTasks, ATaskALeavingWorkerSchedulesRunsBeforeJoinReturns) {
     // task after worker 0 had gone (B2 sweeps before the idle tasks, not
     // after). join()'s drain must look in every worker's ring, not only in
     // worker 0's, which is its own.
-    Child child;
+    std::atomic<bool> worker0_left{false};
+    Call child;
     LastWords idle;
-    idle.child = &child;
+    idle.last = [&] {
+        while (!worker0_left.load()) std::this_thread::yield();
+        idle.pool->schedule(child);
+    };
     std::atomic<int> started{0};
     Meet meets[2];
     zap::Config config;
     config.max_threads = 2;
     config.on_thread_exit = [&] {
-        if (idle.pool->worker_index() == std::optional<std::uint32_t>{0}) idle.worker0_left.store(true);
+        if (idle.pool->worker_index() == std::optional<std::uint32_t>{0}) worker0_left.store(true);
     };
     zap::ThreadPool pool(config);
     idle.pool = &pool;
@@ -206,11 +220,45 @@ TEST(IdleTasks, ATaskALeavingWorkerSchedulesRunsBeforeJoinReturns) {
         meet.idle = &idle;
         pool.schedule(meet);
     }
-    while (!idle.queued.load()) std::this_thread::yield();
-    pool.shutdown();
-    idle.shutdown_begun.store(true);
-    pool.join();
+    shut_down_after(pool, idle);
     EXPECT_EQ(child.runs.load(), 1) << "a task left in worker 1's ring never ran";
+}
+
+TEST(IdleTasks, JoinsDrainIsolatesInRegionsOfItsOwn) {
+    // The worker's last idle task leaves two tasks for the drain: `drained`,
+    // which isolates and waits there, and `leftover`, scheduled inside the
+    // worker's first region. The drain's first region must not share that
+    // region's id (I1: the drain numbers its regions from max_threads + 1),
+    // or its wait would run `leftover` inside its own region.
+    using namespace std::chrono_literals;
+    zap::ThreadPool pool(one_worker());
+    std::atomic<bool> in_drains_region{false};
+    std::atomic<int> foreign{0};
+    Call leftover([&] {
+        if (in_drains_region.load()) ++foreign;
+    });
+    Call drained([&] {
+        pool.isolate([&] {
+            zap::WaitGroup never_done;
+            never_done.add(1);
+            in_drains_region = true;
+            EXPECT_FALSE(never_done.wait_for(20ms));  // helps: only tasks of this region
+            in_drains_region = false;
+            never_done.done();
+        });
+    });
+    LastWords idle;
+    idle.pool = &pool;
+    idle.last = [&] {
+        pool.schedule(drained);  // the ring is FIFO for its owner: the drain runs it first
+        pool.isolate([&] { pool.schedule(leftover); });
+    };
+    Call starter([&] { idle.run(&idle); });
+    pool.schedule(starter);
+    shut_down_after(pool, idle);
+    EXPECT_EQ(drained.runs.load(), 1);
+    EXPECT_EQ(leftover.runs.load(), 1);
+    EXPECT_EQ(foreign.load(), 0) << "the drain's isolated wait ran a task of the worker's region";
 }
 
 }  // namespace
