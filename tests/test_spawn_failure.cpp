@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <utility>
+#include <functional>
+#include <chrono>
 #include <vector>
 
 namespace {
@@ -174,6 +177,53 @@ TEST(SpawnFailureRetry, AnIdleTaskQueuedInTheDrainRuns) {
         pool.schedule(parent);
     }
     EXPECT_EQ(idle.runs.load(), 1);
+}
+
+// Calls `f`; counts its runs.
+struct Fn : Task {
+    std::function<void()> f;
+    std::atomic<int> runs{0};
+    explicit Fn(std::function<void()> f) : Task(&run), f(std::move(f)) {}
+    static void run(Task* t) {
+        auto* self = static_cast<Fn*>(t);
+        self->f();
+        self->runs.fetch_add(1);
+    }
+};
+
+TEST(SpawnFailureRetry, JoinsDrainIsolatesInRegionsOfItsOwn) {
+    // No worker. A call from outside isolates and schedules `parent` in its
+    // region, whose id comes from the outside callers' count (1, 2, ...). In
+    // the drain, `parent` schedules `sibling` (of that region too), then
+    // isolates and waits, four times. The drain's regions must have ids of
+    // their own (I1: it numbers from max_threads + 1, outside callers from
+    // 0), or a wait would run `sibling`, created outside its isolate() call.
+    using namespace std::chrono_literals;
+    FlakySpawn::reset(Failure::all);
+    Pool pool(zap::Config{.max_threads = 1});
+    std::atomic<bool> isolated{false};
+    std::atomic<int> ran_inside{0};
+    Fn sibling([&] {
+        if (isolated.load()) ++ran_inside;
+    });
+    Fn parent([&] {
+        pool.schedule(sibling);
+        for (int i = 0; i < 4; ++i)  // the drain's first four regions, whatever the outside's numbering
+            pool.isolate([&] {
+                WaitGroup never_done;
+                never_done.add(1);
+                isolated = true;
+                EXPECT_FALSE(never_done.wait_for(5ms));  // helps: only tasks created inside
+                isolated = false;
+                never_done.done();
+            });
+    });
+    pool.parallel_for(0, 1, [&](int) { pool.isolate([&] { pool.schedule(parent); }); });
+    pool.shutdown();
+    pool.join();
+    EXPECT_EQ(parent.runs.load(), 1);
+    EXPECT_EQ(sibling.runs.load(), 1);
+    EXPECT_EQ(ran_inside.load(), 0) << "the drain's isolated wait ran a task created before the call";
 }
 
 // With no worker, join()'s drain runs every task on the joining thread, and a
