@@ -278,9 +278,9 @@ public:
 
     // Queues an idle task on the calling worker: it runs on that worker when
     // it has nothing else to do, just before it sleeps (or leaves at
-    // shutdown; in the drain, at its end). Must be called from a task running on this
-    // pool; elsewhere debug builds abort and release builds schedule it as
-    // an ordinary task.
+    // shutdown; in the drain, at its end). Must be called from a task
+    // running on this pool; elsewhere debug builds abort and release builds
+    // schedule it as an ordinary task.
     void schedule_idle(Task& task) noexcept {
         Context* context = own_context();
         if (context == nullptr) {
