@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Batch: push, push(Batch&&), pop, size; stale links of reused tasks are
+// Batch: push, push(Batch&&), move assignment, pop, size; a batch pushed
+// into another is empty and reusable; stale links of reused tasks are
 // cleared; scheduling caller-owned tasks and batches allocates nothing.
 #include <zap/zap.hpp>
 
@@ -45,6 +46,37 @@ TEST(Batch, PushBatchTakesEverything) {
     zap::Batch empty;
     a.push(std::move(empty));
     EXPECT_TRUE(a.empty());
+}
+
+TEST(Batch, ABatchPushedIntoAnotherIsEmptyAndReusable) {
+    std::vector<zap::Task> tasks(4, zap::Task(&nothing));
+    zap::Batch a(tasks[0]);
+    zap::Batch b;
+    b.push(tasks[1]);
+    b.push(tasks[2]);
+    a.push(std::move(b));
+    EXPECT_EQ(b.pop(), nullptr) << "the moved-from batch still had a head";
+    b.push(tasks[3]);  // must start a chain of its own, not extend a's
+    EXPECT_EQ(b.size(), 1u);
+    EXPECT_EQ(b.pop(), &tasks[3]);
+    EXPECT_EQ(b.pop(), nullptr);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(a.pop(), &tasks[i]);
+    EXPECT_EQ(a.pop(), nullptr) << "the moved-from batch's push extended this one";
+}
+
+TEST(Batch, MoveAssignmentTakesTheTasksAndEmptiesTheSource) {
+    std::vector<zap::Task> tasks(5, zap::Task(&nothing));
+    zap::Batch from, to;
+    for (int i = 0; i < 2; ++i) from.push(tasks[i]);
+    for (int i = 2; i < 5; ++i) to.push(tasks[i]);
+    to = std::move(from);
+    EXPECT_TRUE(from.empty());
+    EXPECT_EQ(from.size(), 0u);
+    EXPECT_EQ(from.pop(), nullptr);
+    ASSERT_EQ(to.size(), 2u);
+    EXPECT_EQ(to.pop(), &tasks[0]);
+    EXPECT_EQ(to.pop(), &tasks[1]);
+    EXPECT_EQ(to.pop(), nullptr);
 }
 
 TEST(Batch, ReusedTaskCarriesNoStaleLink) {
