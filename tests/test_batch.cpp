@@ -34,6 +34,22 @@ TEST(Batch, PopsInPushOrder) {
     EXPECT_EQ(batch.pop(), nullptr);
 }
 
+TEST(Batch, PushesAndPopsInterleavedKeepTheOrder) {
+    std::vector<zap::Task> tasks(4, zap::Task(&nothing));
+    zap::Batch batch;
+    batch.push(tasks[0]);
+    batch.push(tasks[1]);
+    EXPECT_EQ(batch.pop(), &tasks[0]);
+    batch.push(tasks[2]);  // behind tasks[1], which is still queued
+    EXPECT_EQ(batch.pop(), &tasks[1]);
+    EXPECT_EQ(batch.pop(), &tasks[2]);
+    EXPECT_EQ(batch.pop(), nullptr);
+    batch.push(tasks[3]);  // into a batch that was emptied by pops
+    EXPECT_EQ(batch.size(), 1u);
+    EXPECT_EQ(batch.pop(), &tasks[3]);
+    EXPECT_EQ(batch.pop(), nullptr);
+}
+
 TEST(Batch, PushBatchTakesEverything) {
     std::vector<zap::Task> tasks(6, zap::Task(&nothing));
     zap::Batch a(tasks[0]);
