@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Batch: push, push(Batch&&), move assignment, pop, size; a batch pushed
-// into another is empty and reusable; stale links of reused tasks are
-// cleared; scheduling caller-owned tasks and batches allocates nothing.
+// Batch: push, push(Batch&&), move assignment, pop, size, take_list; a
+// batch pushed into another, or whose list was taken, is empty and reusable;
+// stale links of reused tasks are cleared; scheduling caller-owned tasks and
+// batches allocates nothing.
 #include <zap/zap.hpp>
 
 #include "counting_new.hpp"
@@ -93,6 +94,22 @@ TEST(Batch, MoveAssignmentTakesTheTasksAndEmptiesTheSource) {
     EXPECT_EQ(to.pop(), &tasks[0]);
     EXPECT_EQ(to.pop(), &tasks[1]);
     EXPECT_EQ(to.pop(), nullptr);
+}
+
+TEST(Batch, TakeListHandsOverTheChainAndLeavesTheBatchEmpty) {
+    std::vector<zap::Task> tasks(3, zap::Task(&nothing));
+    zap::Batch batch;
+    for (auto& t : tasks) batch.push(t);
+    const auto list = batch.take_list();
+    EXPECT_EQ(list.head, &tasks[0]);
+    EXPECT_EQ(list.tail, &tasks[2]);
+    EXPECT_TRUE(batch.empty());
+    EXPECT_EQ(batch.size(), 0u);
+    EXPECT_EQ(batch.pop(), nullptr);
+    zap::Task again(&nothing);
+    batch.push(again);  // a chain of its own, not behind the one handed over
+    EXPECT_EQ(batch.pop(), &again);
+    EXPECT_EQ(batch.pop(), nullptr);
 }
 
 TEST(Batch, ReusedTaskCarriesNoStaleLink) {
