@@ -209,6 +209,36 @@ TEST(WaitGroupWaitFor, ZeroOnAWorkerPollsWithoutRunningAnything) {
     });
 }
 
+TEST(WaitGroupWaitFor, OnAWorkerThatNeverRunsOutOfWorkTheDeadlineStillEndsTheWait) {
+    // The helping wait always has a task to run (one that schedules itself
+    // again), so it never sleeps, and no futex timeout tells it the time is
+    // up: it must read the clock between tasks (deadline.hpp). The task
+    // stops on its own after the watchdog, so a wait that missed its
+    // deadline still ends, and fails the check.
+    struct Churn : zap::Task {
+        zap::ThreadPool* pool = nullptr;
+        Clock::time_point until{};
+        Churn() : zap::Task(&run) {}
+        static void run(zap::Task* t) {
+            auto* self = static_cast<Churn*>(t);
+            if (Clock::now() < self->until) self->pool->schedule(*self);
+        }
+    } churn;  // outlives the pool, whose destructor may run it a last time
+    zap::ThreadPool pool(zap::Config{.max_threads = 1});
+    churn.pool = &pool;
+    on_worker(pool, [&] {
+        zap::WaitGroup group;
+        group.add(1);
+        churn.until = Clock::now() + watchdog + 1s;
+        pool.schedule(churn);
+        const auto start = Clock::now();
+        EXPECT_FALSE(group.wait_for(10ms));
+        EXPECT_LT(Clock::now() - start, watchdog) << "the wait ran past its deadline while it had work";
+        churn.until = Clock::now();  // the next run is its last
+        group.done();
+    });
+}
+
 TEST(WaitGroupWaitFor, TimeoutOnAWorkerLeavesTheChildRunningAndTheGroupReusable) {
     // The waiter's helping wait arms the group (H3), sleeps on its helper
     // word and times out: it must disarm (T3a), return false with the child
