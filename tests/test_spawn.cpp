@@ -279,6 +279,27 @@ TEST(Submit, ExceptionGoesIntoTheFuture) {
     EXPECT_EQ(fine.get(), 3);  // the pool and its other tasks are unaffected
 }
 
+TEST(Submit, AResultWhoseMoveThrowsIntoTheFutureDeliversThatException) {
+    // The result is moved twice on its way: into the task's keeping, then
+    // into the future. The second move throws here; its exception, not a
+    // broken promise, is what get() reports.
+    struct SecondMoveThrows {
+        int moves = 0;
+        SecondMoveThrows() = default;
+        SecondMoveThrows(SecondMoveThrows&& other) : moves(other.moves + 1) {
+            if (moves == 2) throw std::runtime_error("second move");
+        }
+    };
+    zap::ThreadPool pool(threads(1));
+    auto result = pool.submit([] { return SecondMoveThrows{}; });
+    try {
+        result.get();
+        FAIL() << "get() returned";
+    } catch (const std::runtime_error& error) {
+        EXPECT_STREQ(error.what(), "second move");
+    }
+}
+
 TEST(Submit, CallableIsDestroyedBeforeTheFutureIsReady) {
     zap::ThreadPool pool(threads(2));
     for (int round = 0; round < 200; ++round) {
