@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Parker: one token, remembered before park, no syscall for a waker of a
-// thread that is not parked, park_for times out, spurious returns tolerated.
+// Parker: one token, remembered before park, taken in the spin before
+// sleeping, no syscall for a waker of a thread that is not parked, park_for
+// times out, spurious returns tolerated.
 #include "test_platforms.hpp"
 
 #include <zap/zap.hpp>
@@ -86,6 +87,36 @@ TEST(Parker, UnparkOfAnOwnerNotParkedMakesNoSyscall) {
     EXPECT_TRUE(parker.park_for(1s));  // takes the token without sleeping
     EXPECT_EQ(CountingPlatform::wakes.load(), 0);
     EXPECT_EQ(CountingPlatform::waits.load(), 0);
+}
+
+namespace {
+
+// Lets the waker in during the owner's spin (step 0): the first spin hint
+// unparks. A futex wait, had the owner gone to sleep, unparks too (so the
+// test ends either way) and is counted.
+struct UnparkInTheSpin : zap::StdPlatform {
+    static inline zap::BasicParker<UnparkInTheSpin>* parker = nullptr;
+    static inline int hints = 0;
+    static inline int waits = 0;
+    static void spin_hint() noexcept {
+        if (++hints == 1) parker->unpark();
+    }
+    static bool futex_wait(Atomic<std::uint32_t>&, std::uint32_t, const std::chrono::nanoseconds*,
+                           Loc = Loc::current()) noexcept {
+        ++waits;
+        parker->unpark();
+        return true;
+    }
+};
+
+}  // namespace
+
+TEST(Parker, AnUnparkDuringTheSpinIsTakenWithoutSleeping) {
+    zap::BasicParker<UnparkInTheSpin> parker;
+    UnparkInTheSpin::parker = &parker;
+    parker.park();
+    EXPECT_EQ(UnparkInTheSpin::hints, 1) << "the spin saw the token at its next look";
+    EXPECT_EQ(UnparkInTheSpin::waits, 0) << "the owner slept though the token came while it spun";
 }
 
 TEST(Parker, UnparkOfAParkedOwnerWakesIt) {
