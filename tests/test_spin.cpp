@@ -126,6 +126,13 @@ TEST(SpinBudget, ABoundOfOneStillSpins) {
     EXPECT_EQ(rounds_of(budget, 1, 0), 1);
 }
 
+TEST(SpinBudget, ABoundBelowSixteenHalvesDownToOneRound) {
+    // A sixteenth of 15 is 0: the floor is one round, never none (a spin of
+    // no rounds would count as "no spin yet" and start over at the bound).
+    zap::detail::SpinBudget budget;
+    for (long expected : {15, 7, 3, 1, 1, 1}) EXPECT_EQ(rounds_of(budget, 15, 0), expected);
+}
+
 // A pool whose work has ended: at each idle turn the waking worker's spin
 // runs out, so each spins half as long as the one before (down to a
 // sixteenth), not the whole bound every time. The hints here are the CPU's
