@@ -65,6 +65,19 @@ TEST(Batch, PushBatchTakesEverything) {
     EXPECT_TRUE(a.empty());
 }
 
+TEST(Batch, PushingAnEmptyBatchChangesNothing) {
+    std::vector<zap::Task> tasks(3, zap::Task(&nothing));
+    zap::Batch batch;
+    batch.push(tasks[0]);
+    batch.push(tasks[1]);
+    zap::Batch empty;
+    batch.push(std::move(empty));
+    EXPECT_EQ(batch.size(), 2u);
+    batch.push(tasks[2]);  // still behind tasks[1]
+    for (auto& t : tasks) EXPECT_EQ(batch.pop(), &t);
+    EXPECT_EQ(batch.pop(), nullptr);
+}
+
 TEST(Batch, ABatchPushedIntoAnotherIsEmptyAndReusable) {
     std::vector<zap::Task> tasks(4, zap::Task(&nothing));
     zap::Batch a(tasks[0]);
