@@ -47,34 +47,39 @@ std::vector<std::chrono::nanoseconds> doubling(int sleeps) {
     return timeouts;
 }
 
-TEST(Backoff, SpinsAHundredRoundsThenSleepsDoublingFrom1usTo1ms) {
+// `rounds` pauses of a fresh Backoff on a word that never changes.
+void pause(int rounds, Deadline* deadline = nullptr) {
     Recording::reset();
     Recording::Atomic<std::uint32_t> word{7};
     Backoff backoff;
-    for (int i = 0; i < 100; ++i) backoff.pause(word, 7);
+    for (int i = 0; i < rounds; ++i) {
+        if (deadline != nullptr) {
+            backoff.pause(word, 7, *deadline);
+        } else {
+            backoff.pause(word, 7);
+        }
+    }
+}
+
+TEST(Backoff, SpinsAHundredRoundsThenSleepsDoublingFrom1usTo1ms) {
+    pause(100);
     EXPECT_EQ(Recording::spins, 100);
     EXPECT_TRUE(Recording::sleeps.empty()) << "slept before its spins were over";
-    for (int i = 0; i < 13; ++i) backoff.pause(word, 7);
+    pause(113);
     EXPECT_EQ(Recording::spins, 100) << "spun after it had begun to sleep";
     EXPECT_EQ(Recording::sleeps, doubling(13));
 }
 
 TEST(Backoff, WithADistantDeadlineSleepsAsWithout) {
-    Recording::reset();
-    Recording::Atomic<std::uint32_t> word{7};
-    Backoff backoff;
-    Deadline deadline = Deadline::after(1h);
-    for (int i = 0; i < 113; ++i) backoff.pause(word, 7, deadline);
+    Deadline distant = Deadline::after(1h);
+    pause(113, &distant);
     EXPECT_EQ(Recording::spins, 100);
     EXPECT_EQ(Recording::sleeps, doubling(13));
 }
 
 TEST(Backoff, APassedDeadlineEndsTheSleeps) {
-    Recording::reset();
-    Recording::Atomic<std::uint32_t> word{7};
-    Backoff backoff;
-    Deadline deadline = Deadline::after(0ns);
-    for (int i = 0; i < 113; ++i) backoff.pause(word, 7, deadline);
+    Deadline passed = Deadline::after(0ns);
+    pause(113, &passed);
     EXPECT_EQ(Recording::spins, 100);
     EXPECT_TRUE(Recording::sleeps.empty()) << "slept past its deadline";
 }
