@@ -637,8 +637,7 @@ private:
         }
         while (find(self, found)) run(self.context, *found.task);  // B2: help drain
         // Until none is left: join()'s drain would run the rest, but on the
-        // joining thread and after on_thread_exit, and an idle task is its
-        // worker's (per-thread clean-up, say).
+        // joining thread, after on_thread_exit; an idle task is its worker's.
         while (self.run_idle_tasks()) {
         }
 
