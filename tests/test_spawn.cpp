@@ -283,6 +283,12 @@ TEST(Submit, AResultWhoseMoveThrowsIntoTheFutureDeliversThatException) {
     // The result is moved twice on its way: into the task's keeping, then
     // into the future. The second move throws here; its exception, not a
     // broken promise, is what get() reports.
+#if !(defined(__x86_64__) && defined(__GLIBC__))
+    // std::promise::set_value runs in std::call_once, which deadlocks when
+    // the callable throws on targets whose call_once is not exception-safe
+    // (GCC bug 66146): seen hanging under MinGW-w64.
+    GTEST_SKIP() << "std::call_once is not exception-safe on this target (GCC bug 66146)";
+#endif
     struct SecondMoveThrows {
         int moves = 0;
         SecondMoveThrows() = default;
