@@ -6,6 +6,8 @@
 // that never runs fails its test (hang_watchdog.hpp).
 #include "hang_watchdog.hpp"
 
+#include "call_task.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -141,17 +143,7 @@ TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     EXPECT_EQ(idle.elsewhere.load(), 0) << "an idle task ran on a thread other than its worker";
 }
 
-// Calls `f`; counts its runs.
-struct Call : zap::Task {
-    std::function<void()> f;
-    std::atomic<int> runs{0};
-    explicit Call(std::function<void()> f = [] {}) : zap::Task(&run), f(std::move(f)) {}
-    static void run(zap::Task* t) {
-        auto* self = static_cast<Call*>(t);
-        self->f();
-        self->runs.fetch_add(1);
-    }
-};
+using Call = BasicCall<zap::StdPlatform>;
 
 // A worker's last idle task: keeps itself queued until shutdown() has
 // returned, then calls `last` - while its worker is leaving, after B2's

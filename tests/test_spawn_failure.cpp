@@ -2,6 +2,8 @@
 // Spawn failure injected through a test Platform: the first spawn fails,
 // every spawn fails, every other spawn fails. Every task still runs exactly
 // once: on the workers that exist, or on the joining thread when none do.
+#include "call_task.hpp"
+
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -179,17 +181,7 @@ TEST(SpawnFailureRetry, AnIdleTaskQueuedInTheDrainRuns) {
     EXPECT_EQ(idle.runs.load(), 1);
 }
 
-// Calls `f`; counts its runs.
-struct Fn : Task {
-    std::function<void()> f;
-    std::atomic<int> runs{0};
-    explicit Fn(std::function<void()> f) : Task(&run), f(std::move(f)) {}
-    static void run(Task* t) {
-        auto* self = static_cast<Fn*>(t);
-        self->f();
-        self->runs.fetch_add(1);
-    }
-};
+using Fn = BasicCall<FlakySpawn>;
 
 TEST(SpawnFailureRetry, JoinsDrainIsolatesInRegionsOfItsOwn) {
     // No worker. A call from outside isolates and schedules `parent` in its
