@@ -4,6 +4,7 @@
 #include "counting_platform.hpp"
 #include "sentinel.hpp"
 
+#include <zap/portable_platform.hpp>
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <future>
 #include <memory>
@@ -114,6 +117,60 @@ TEST(Spawn, SmallTasksReuseTheirBlocks) {
     const int before = CountingPlatform::allocations.load();
     for (int i = 0; i < 1000; ++i) EXPECT_EQ(pool.submit([i] { return i; }).get(), i);
     EXPECT_LE(CountingPlatform::allocations.load() - before, 2);
+}
+
+// A platform that allocates every heap task on its own (the portable one,
+// without the closure recycler) and audits each block it is given back: how
+// many are still out, and whether the callable in it had been destroyed -
+// an Audited capture stamps its destructor's mark over its live one.
+struct AuditingPlatform : zap::PortablePlatform {
+    static constexpr std::uint64_t live = 0x11fe'11fe'11fe'11feu;
+    static inline std::atomic<long> outstanding{0};
+    static inline std::atomic<long> freed_while_live{0};
+
+    static void* allocate(std::size_t size, std::size_t align) {
+        outstanding.fetch_add(1);  // a counter only
+        return zap::PortablePlatform::allocate(size, align);
+    }
+    static void deallocate(void* p, std::size_t size, std::size_t align) noexcept {
+        const auto* words = static_cast<const std::uint64_t*>(p);
+        for (std::size_t i = 0; i < size / sizeof(std::uint64_t); ++i)
+            if (words[i] == live) freed_while_live.fetch_add(1);  // a counter only
+        outstanding.fetch_sub(1);
+        zap::PortablePlatform::deallocate(p, size, align);
+    }
+};
+
+struct Audited {
+    volatile std::uint64_t mark = AuditingPlatform::live;  // volatile: the destructor's store is kept
+    Audited() = default;
+    Audited(Audited&&) noexcept = default;
+    ~Audited() { mark = 0; }
+};
+
+TEST(Spawn, TheCallableIsDestroyedBeforeItsBlockIsGivenBack) {
+    {
+        zap::BasicThreadPool<AuditingPlatform> pool(threads(2));
+        for (int i = 0; i < 100; ++i) pool.spawn([audited = Audited{}] { (void)audited; });
+    }
+    EXPECT_EQ(AuditingPlatform::freed_while_live.load(), 0);
+}
+
+TEST(Spawn, ACallableWhoseMoveThrowsLeavesNoBlockBehind) {
+    // spawn() moves the callable twice: into the task's job, then into the
+    // task's block. The second move throws here, inside the block.
+    struct SecondMoveThrows {
+        int moves = 0;
+        SecondMoveThrows() = default;
+        SecondMoveThrows(SecondMoveThrows&& other) : moves(other.moves + 1) {
+            if (moves == 2) throw std::runtime_error("second move");
+        }
+        void operator()() const {}
+    };
+    zap::BasicThreadPool<AuditingPlatform> pool(threads(1));
+    const long before = AuditingPlatform::outstanding.load();
+    EXPECT_THROW(pool.spawn(SecondMoveThrows{}), std::runtime_error);
+    EXPECT_EQ(AuditingPlatform::outstanding.load(), before);
 }
 
 TEST(SpawnDeathTest, ExceptionEscapingASpawnedTaskTerminates) {
