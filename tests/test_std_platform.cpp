@@ -396,6 +396,121 @@ TEST(WindowsPlatform, ALongThreadNameIsCutToTheBuffer) {
     if (!name) GTEST_SKIP() << "this system reports no thread name";
     EXPECT_EQ(*name, std::string(255, 'z'));
 }
+
+// Fills the stack below the caller with something other than zeros, so that
+// whatever the next call at the same depth leaves unwritten is not a zero.
+[[gnu::noinline]] void scribble_on_the_stack() {
+    volatile wchar_t junk[2048];
+    for (auto& c : junk) c = L'x';
+}
+[[gnu::noinline]] void name_this_thread(const char* name) { zap::WindowsPlatform::name_this_thread(name); }
+
+// The name handed to Windows ends where the given name ends, whatever the
+// stack held where the platform converts it.
+TEST(WindowsPlatform, AThreadsNameEndsWithTheGivenName) {
+    std::optional<std::string> name;
+    std::thread thread([&] {
+        scribble_on_the_stack();
+        name_this_thread("short");
+        name = zap_test::thread_name();
+    });
+    thread.join();
+    if (!name) GTEST_SKIP() << "this system reports no thread name";
+    EXPECT_EQ(*name, "short");
+}
+
+void count_exit_call(void* count) { static_cast<std::atomic<int>*>(count)->fetch_add(1); }
+
+// Each call a thread registers runs when it exits, not only the latest:
+// the chain a late destructor extends while the thread exits
+// (windows_platform.hpp) is run whole.
+TEST(WindowsPlatform, EveryExitCallAThreadRegisteredRuns) {
+    std::atomic<int> first{0}, second{0};
+    std::thread thread([&] {
+        EXPECT_TRUE(zap::WindowsPlatform::at_thread_exit<&count_exit_call>(&first));
+        EXPECT_TRUE(zap::WindowsPlatform::at_thread_exit<&count_exit_call>(&second));
+    });
+    thread.join();
+    EXPECT_EQ(first.load(), 1);
+    EXPECT_EQ(second.load(), 1);
+}
+
+bool handle_is_open(HANDLE handle) {
+    DWORD flags = 0;
+    return GetHandleInformation(handle, &flags) != FALSE;
+}
+
+TEST(WindowsPlatform, JoinClosesTheThreadsHandle) {
+    using Platform = zap::WindowsPlatform;
+    struct Seen {
+        Platform::Thread thread = nullptr;
+        std::atomic<bool> known{false};
+    } seen;
+    auto entry = +[](void* arg) -> void* {
+        auto* s = static_cast<Seen*>(arg);
+        s->thread = Platform::this_thread();
+        s->known.store(true);
+        return nullptr;
+    };
+    ASSERT_TRUE(Platform::spawn(zap::ThreadOptions{1u << 20}, entry, &seen));
+    while (!seen.known.load()) std::this_thread::yield();
+    const HANDLE handle = seen.thread->handle;
+    ASSERT_TRUE(handle_is_open(handle));
+    Platform::join(seen.thread);
+    EXPECT_FALSE(handle_is_open(handle));
+}
+
+// The platform over Win32 calls that fail where the real ones do not here.
+// ResumeThread refusing the thread spawn() has just created suspended; the
+// test keeps a handle of its own to the thread to look at it afterwards.
+struct ResumeFails : zap::detail::Win32Calls {
+    static inline HANDLE spawned = nullptr;  // spawn()'s handle
+    static inline HANDLE kept = nullptr;     // the test's
+    static DWORD resume_thread(HANDLE thread) noexcept {
+        spawned = thread;
+        DuplicateHandle(GetCurrentProcess(), thread, GetCurrentProcess(), &kept, 0, FALSE, DUPLICATE_SAME_ACCESS);
+        return static_cast<DWORD>(-1);
+    }
+};
+
+// A Windows without SetThreadDescription (before Windows 10 1607).
+struct NoThreadDescription : zap::detail::Win32Calls {
+    static FARPROC find_set_thread_description() noexcept { return nullptr; }
+};
+
+// The thread that cannot be resumed never runs a line of its entry; spawn()
+// ends it (exit code 0, as every zap thread), joins it, closes its handle and
+// reports the failure. A spawn() that took the failure for a start, or left
+// the suspended thread, would hang the pool's join() or leak the thread.
+TEST(WindowsPlatform, AThreadThatCannotBeResumedIsEndedAndReported) {
+    using Platform = zap::detail::WindowsPlatform<ResumeFails>;
+    std::atomic<bool> ran{false};
+    auto entry = +[](void* arg) -> void* {
+        static_cast<std::atomic<bool>*>(arg)->store(true);
+        return nullptr;
+    };
+    EXPECT_FALSE(Platform::spawn(zap::ThreadOptions{1u << 20}, entry, &ran));
+    ASSERT_NE(ResumeFails::kept, nullptr);
+    EXPECT_EQ(WaitForSingleObject(ResumeFails::kept, 0), WAIT_OBJECT_0);  // it has ended
+    DWORD code = 1234;
+    EXPECT_TRUE(GetExitCodeThread(ResumeFails::kept, &code));
+    EXPECT_EQ(code, 0u);
+    EXPECT_FALSE(handle_is_open(ResumeFails::spawned));
+    EXPECT_FALSE(ran.load());
+    CloseHandle(ResumeFails::kept);
+}
+
+TEST(WindowsPlatform, WithoutSetThreadDescriptionThreadsRunUnnamed) {
+    using Platform = zap::detail::WindowsPlatform<NoThreadDescription>;
+    std::optional<std::string> name;
+    std::thread thread([&] {
+        Platform::name_this_thread("never named");
+        name = zap_test::thread_name();
+    });
+    thread.join();
+    if (!name) GTEST_SKIP() << "this system reports no thread name";
+    EXPECT_EQ(*name, "");
+}
 #endif
 
 // A wait that a wake ended reports a wake-up, whatever errno held: a

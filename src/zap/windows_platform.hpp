@@ -55,7 +55,24 @@ struct WindowsThread {
     void* arg;
 };
 
-struct WindowsPlatform : detail::StdPrimitives {
+namespace detail {
+
+// The two Win32 calls whose failure decides a path of the platform that no
+// test could otherwise reach: ResumeThread on the thread spawn() has just
+// created suspended, and the lookup of SetThreadDescription (absent before
+// Windows 10 1607). A test replaces them with failing ones
+// (tests/test_std_platform.cpp); zap::WindowsPlatform uses these.
+struct Win32Calls {
+    static DWORD resume_thread(HANDLE thread) noexcept { return ResumeThread(thread); }
+    static FARPROC find_set_thread_description() noexcept {
+        return GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription");
+    }
+};
+
+// The platform over the Win32 calls of `Os`; zap::WindowsPlatform, below,
+// is it over the real ones.
+template <class Os>
+struct WindowsPlatform : StdPrimitives {
     // spawn.hpp's heap tasks come from closure_alloc.hpp's per-thread blocks.
     static constexpr bool recycles_closures = true;
 
@@ -115,7 +132,7 @@ struct WindowsPlatform : detail::StdPrimitives {
             return false;
         }
         thread->handle = reinterpret_cast<HANDLE>(handle);
-        if (ResumeThread(thread->handle) != static_cast<DWORD>(-1)) return true;
+        if (Os::resume_thread(thread->handle) != static_cast<DWORD>(-1)) return true;
         // The thread never ran a line of ours: end it and report the failure.
         TerminateThread(thread->handle, 0);
         join(thread);
@@ -133,8 +150,8 @@ struct WindowsPlatform : detail::StdPrimitives {
     static void name_this_thread(const char* name) noexcept {
         using SetThreadDescriptionFn = HRESULT(WINAPI*)(HANDLE, PCWSTR);
         // Through void(*)(): a cast between unrelated function types would warn (-Wcast-function-type).
-        static const auto set_description = reinterpret_cast<SetThreadDescriptionFn>(
-            reinterpret_cast<void (*)()>(GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription")));
+        static const auto set_description =
+            reinterpret_cast<SetThreadDescriptionFn>(reinterpret_cast<void (*)()>(Os::find_set_thread_description()));
         if (set_description == nullptr) return;
         // Names longer than the buffer are cut; each UTF-8 byte yields at most one UTF-16 unit.
         wchar_t wide[256];
@@ -182,5 +199,9 @@ private:
         return static_cast<unsigned>(std::min<std::size_t>(requested, std::numeric_limits<unsigned>::max()));
     }
 };
+
+}  // namespace detail
+
+using WindowsPlatform = detail::WindowsPlatform<detail::Win32Calls>;
 
 }  // namespace zap
