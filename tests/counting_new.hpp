@@ -30,6 +30,7 @@
 #endif
 
 inline std::atomic<long> heap_allocations{0};
+inline std::atomic<long> heap_frees{0};
 inline std::atomic<long> aligned_allocations{0};
 inline std::atomic<long> aligned_frees{0};
 
@@ -47,8 +48,11 @@ inline std::atomic<long> aligned_frees{0};
     if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
     throw std::bad_alloc();
 }
-[[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
-[[gnu::noinline]] void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
+[[gnu::noinline]] void operator delete(void* memory) noexcept {
+    if (memory != nullptr) heap_frees.fetch_add(1, std::memory_order_relaxed);  // a counter only
+    std::free(memory);
+}
+[[gnu::noinline]] void operator delete(void* memory, std::size_t) noexcept { operator delete(memory); }
 #endif
 #if ZAP_TEST_COUNTS_ALIGNED_NEW
 [[gnu::noinline]] void* operator new(std::size_t bytes, std::align_val_t align) {

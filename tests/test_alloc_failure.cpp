@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <array>
 #include <atomic>
 #include <chrono>

@@ -212,6 +212,25 @@ TEST(TaskGroupCancel, TheStopSourceIsMadeOnlyWhenAskedFor) {
     EXPECT_TRUE(first == again);
 }
 
+TEST(TaskGroupCancel, WaitFreesACanceledRoundsStopSource) {
+    // The round's stop_source lives in the group; wait() ends the round and
+    // destroys it, so a group reused for many canceled rounds holds one
+    // shared state at most, not one per round.
+    if (!ZAP_TEST_COUNTS_NEW) GTEST_SKIP() << "ThreadSanitizer owns operator new; counted in the other builds";
+    zap::ThreadPool pool(threads(1));
+    pool.warm(1);
+    zap::TaskGroup group(pool);
+    const long allocated = heap_allocations.load();
+    const long freed = heap_frees.load();
+    for (int round = 0; round < 10; ++round) {
+        EXPECT_FALSE(group.stop_token().stop_requested());  // makes the round's source
+        group.cancel();
+        group.wait();
+    }
+    EXPECT_EQ(heap_allocations.load() - allocated, 10);
+    EXPECT_EQ(heap_frees.load() - freed, 10) << "each canceled round's stop_source freed by its wait()";
+}
+
 // ---- run(f) with f(std::stop_token); a canceled group's loops ----
 
 TEST(TaskGroupToken, AChildTakingATokenGetsTheGroupsAndSeesALaterCancel) {
