@@ -362,6 +362,27 @@ TEST(TaskGroupLoops, ATaskAHelpingWaitRunsIsNotPartOfTheWaitersGroup) {
     EXPECT_EQ(calls.load(), 1000);
 }
 
+TEST(TaskGroupLoops, AfterAHelpingWaitTheWaitersLoopsBelongToItsGroupAgain) {
+    // A child of `outer` waits, and its wait runs a child of `inner` one help
+    // level down; once back, the waiter's loops belong to `outer` again and
+    // stop when it is canceled.
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup outer(pool);
+    zap::TaskGroup inner(pool);
+    std::atomic<int> calls{0};
+    outer.run([&] {
+        zap::WaitGroup done;
+        done.add();
+        inner.run([&] { done.done(); });
+        done.wait();  // one worker: this wait runs inner's child
+        outer.cancel();
+        pool.parallel_for(0, 1000, [&](int) { calls++; }, zap::Grain{1});
+    });
+    outer.wait();
+    inner.wait();
+    EXPECT_EQ(calls.load(), 0) << "a loop started in a canceled group starts no piece";
+}
+
 TEST(TaskGroupLoops, LoopsOutsideAGroupAndAfterTheRoundAreNotCanceled) {
     zap::ThreadPool pool(threads(2));
     zap::TaskGroup group(pool);
