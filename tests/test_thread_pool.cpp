@@ -458,6 +458,15 @@ TEST(PoolConfig, DefaultsAreTheContracts) {
     EXPECT_FALSE(config.on_thread_exit);
 }
 
+#if !defined(__linux__)
+// Where zap reads no affinity mask and no CPU quota (everywhere but Linux),
+// the threads available are the hardware's (test_available_parallelism.cpp
+// holds Linux to its mask and quotas).
+TEST(PoolConfig, WithoutAMaskOrAQuotaTheDefaultIsTheHardwaresThreads) {
+    EXPECT_EQ(zap::available_parallelism(), std::max(1u, std::thread::hardware_concurrency()));
+}
+#endif
+
 TEST(PoolConfig, ZeroMaxThreadsMeansTheDefault) {
     zap::ThreadPool pool(zap::Config{.max_threads = 0});
     EXPECT_EQ(pool.max_threads(), zap::available_parallelism());
