@@ -206,9 +206,12 @@ TYPED_TEST(StdPlatform, WaitReturnsAtOnceWhenTheWordDiffers) {
     TypeParam::futex_wait(word, 0, nullptr);                     // would never return if it slept
 }
 
+// (The last timeout is longer than a second: a timespec's seconds and
+// nanoseconds both count.)
 TYPED_TEST(StdPlatform, TimedWaitReturnsFalseOnlyAfterItsTimeout) {
     typename TestFixture::Word word{0};
-    for (const std::chrono::nanoseconds timeout : {std::chrono::nanoseconds{1us}, std::chrono::nanoseconds{30ms}}) {
+    for (const std::chrono::nanoseconds timeout :
+         {std::chrono::nanoseconds{1us}, std::chrono::nanoseconds{30ms}, std::chrono::nanoseconds{1s + 30ms}}) {
         const auto start = Clock::now();
         bool woke = true;
         while (woke) woke = TypeParam::futex_wait(word, 0, &timeout);  // true: a spurious return, allowed
