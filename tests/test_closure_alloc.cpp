@@ -19,7 +19,9 @@ namespace {
 struct TrackedPlatform : zap::StdPlatform {
     static inline std::atomic<long> live_bytes{0};
     static inline std::atomic<long> peak_bytes{0};
+    static inline std::atomic<long> single_blocks{0};  // blocks of their own (CA2's last case)
     static void* allocate(std::size_t size, std::size_t align) {
+        if (size == zap::detail::ClosureMemory<TrackedPlatform>::block_bytes) single_blocks.fetch_add(1);  // a counter only
         const long now = live_bytes.fetch_add(static_cast<long>(size)) + static_cast<long>(size);  // a counter only
         long peak = peak_bytes.load();
         while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
@@ -133,6 +135,7 @@ TEST(ClosureMemory, LargeOrOveralignedTasksGoToThePlatform) {
 
 TEST(ClosureMemory, AThreadKeepsAtMostKeepBlocksInSlabs) {
     TrackedPlatform::peak_bytes = 0;
+    const long singles_before = TrackedPlatform::single_blocks.load();
     constexpr std::size_t extra = 100;
     on_own_thread([] {
         std::vector<void*> out;
@@ -144,6 +147,9 @@ TEST(ClosureMemory, AThreadKeepsAtMostKeepBlocksInSlabs) {
     // too, smaller than a block: counted as one).
     const std::size_t own = extra + Memory::keep_blocks / Memory::slab_blocks;
     EXPECT_LE(TrackedPlatform::peak_bytes.load(), static_cast<long>((Memory::keep_blocks + own + 1) * Memory::block_bytes));
+    // And no fewer: the blocks of their own begin only once the slabs'
+    // budget is used up.
+    EXPECT_EQ(TrackedPlatform::single_blocks.load() - singles_before, static_cast<long>(own));
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
 

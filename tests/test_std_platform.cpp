@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -36,6 +37,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -513,6 +515,27 @@ TEST(WindowsPlatform, WithoutSetThreadDescriptionThreadsRunUnnamed) {
     thread.join();
     if (!name) GTEST_SKIP() << "this system reports no thread name";
     EXPECT_EQ(*name, "");
+}
+#endif
+
+#if defined(__linux__)
+// A short name is read up to its end and no further: here it ends right
+// before a page the process may not read, which a read past it would hit.
+TEST(LinuxPlatform, AShortNameIsNotReadPastItsEnd) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(pages, MAP_FAILED);
+    ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
+    char* name = static_cast<char*>(pages) + page - 4;
+    std::memcpy(name, "abc", 4);
+    std::optional<std::string> seen;
+    std::thread thread([&] {
+        zap::LinuxPlatform::name_this_thread(name);
+        seen = zap_test::thread_name();
+    });
+    thread.join();
+    munmap(pages, 2 * page);
+    EXPECT_EQ(seen, "abc");
 }
 #endif
 
