@@ -389,4 +389,26 @@ TEST(AllocFailure, AThreadWhoseRecordCannotBeAllocatedIsNotStarted) {
     }
     EXPECT_FALSE(started);
 }
+
+// A thread whose closure cache cannot be registered for its exit (the
+// chain's link cannot be allocated) gives the cache back at once, and its
+// heap tasks take blocks of their own (closure_alloc.hpp CA1): a cache kept
+// without its exit call would keep its slabs after the thread is gone.
+TEST(AllocFailure, AThreadWhoseCacheCannotBeRegisteredTakesBlocksOfItsOwn) {
+    if (!ZAP_TEST_FAILS_NEW) GTEST_SKIP() << "the link comes from operator new, which ThreadSanitizer owns";
+    using Memory = zap::detail::ClosureMemory<FailingPlatform>;
+    const long singles = FailingPlatform::single_blocks.load();
+    const long slabs = FailingPlatform::slabs.load();
+    std::thread thread([] {
+        void* task = nullptr;
+        {
+            const Armed armed(1);  // the Cache is allocated; its exit call's link is not
+            task = Memory::allocate(48, alignof(std::max_align_t));
+        }
+        Memory::deallocate(task, 48, alignof(std::max_align_t));
+    });
+    thread.join();
+    EXPECT_EQ(FailingPlatform::single_blocks.load() - singles, 1) << "the task did not take a block of its own";
+    EXPECT_EQ(FailingPlatform::slabs.load() - slabs, 0) << "the unregistered cache carved a slab";
+}
 #endif
