@@ -186,6 +186,39 @@ TEST(ClosureMemory, ManyThreadsFreeingEachOthersBlocks) {
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
 
+// compare_exchange_weak may fail although the value is what was expected
+// (on load-linked/store-conditional machines such as arm64): a Platform
+// whose weak CAS does so on every other call, so CA4's push must retry.
+struct SpuriousCasPlatform : TrackedPlatform {
+    template <class T>
+    class Atomic : public zap::StdPlatform::Atomic<T> {
+    public:
+        using zap::StdPlatform::Atomic<T>::Atomic;
+        bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                   Loc loc = Loc::current()) noexcept {
+            if (!fails_.exchange(!fails_.load())) {
+                return zap::StdPlatform::Atomic<T>::compare_exchange_weak(expected, desired, success, failure, loc);
+            }
+            expected = this->load(std::memory_order_relaxed);
+            return false;
+        }
+
+    private:
+        std::atomic<bool> fails_{true};
+    };
+};
+
+TEST(ClosureMemory, AFreeByAnotherThreadRetriesACasThatFailed) {
+    using Spurious = zap::detail::ClosureMemory<SpuriousCasPlatform>;
+    on_own_thread([] {
+        void* a = Spurious::allocate(small, align);
+        on_own_thread([a] { Spurious::deallocate(a, small, align); });  // CA4: its first CAS fails
+        EXPECT_EQ(Spurious::allocate(small, align), a) << "the block freed by the other thread was lost";
+        Spurious::deallocate(a, small, align);
+    });
+    EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
+}
+
 // Through the pool: spawned tasks from outside and from workers, recycled.
 TEST(ClosureMemory, SpawnedTasksAllRunWithRecycledBlocks) {
     std::atomic<int> ran{0};
