@@ -186,6 +186,17 @@ TEST(ClosureMemory, ManyThreadsFreeingEachOthersBlocks) {
     EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
 }
 
+// A block another thread freed and its owner never took back is on the
+// owner's `returned` stack when the owner exits: CA5 counts it with the
+// blocks of the free list, and the slabs go.
+TEST(ClosureMemory, BlocksReturnedButNotTakenBackWhenTheOwnerExitsAreCounted) {
+    on_own_thread([] {
+        void* a = Memory::allocate(small, align);
+        on_own_thread([a] { Memory::deallocate(a, small, align); });  // CA4: onto the owner's returned stack
+    });
+    EXPECT_EQ(TrackedPlatform::live_bytes.load(), 0);
+}
+
 // compare_exchange_weak may fail although the value is what was expected
 // (on load-linked/store-conditional machines such as arm64): a Platform
 // whose weak CAS does so on every other call, so CA4's push must retry.
