@@ -476,6 +476,9 @@ TEST(ParallelFor, BoundsOfTwoTypesUseTheirCommonType) {
     pool.parallel_for(-5LL, 5u, [&](long long i) { calls += i >= -5 && i < 5 ? 1 : 1000; });  // long long holds every unsigned (long does not on Windows)
     EXPECT_EQ(calls.load(), 10);
     pool.parallel_for(std::size_t{7}, 3, [&](std::size_t) { calls++; });  // first > last: empty
+    // Empty whatever the index type can hold: std::size_t cannot hold -3,
+    // but 0 > -3, so there is nothing to call and no bound to check.
+    pool.parallel_for(std::size_t{0}, -3, [&](std::size_t) { calls++; });
     EXPECT_EQ(calls.load(), 10);
 }
 
@@ -499,7 +502,9 @@ TEST(ParallelFor, ABoundTheIndexTypeCannotHoldNeverCallsOutsideTheRange) {
         seen[i]++;
     });
     for (auto& s : seen) EXPECT_EQ(s.load(), 1);
-    pool.parallel_for(std::size_t{0}, -3, [&](std::size_t) { ADD_FAILURE() << "an empty range called its body"; });
+    // A first bound below what the index type holds is taken as its 0:
+    // [-3, 0) keeps no index.
+    pool.parallel_for(-3, std::size_t{0}, [&](std::size_t) { ADD_FAILURE() << "an empty range called its body"; });
 }
 #endif
 

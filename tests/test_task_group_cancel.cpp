@@ -383,6 +383,23 @@ TEST(TaskGroupLoops, AfterAHelpingWaitTheWaitersLoopsBelongToItsGroupAgain) {
     EXPECT_EQ(calls.load(), 0) << "a loop started in a canceled group starts no piece";
 }
 
+TEST(TaskGroupLoops, ACanceledLoopEndsWithThePieceOfTheCancel) {
+    // One thread and 4 indices: the automatic grain is ceil(4 / (4 x 1)) =
+    // 1, so each index is a piece of its own, and a cancel in index 0's
+    // call leaves the other three unstarted.
+    zap::ThreadPool pool(threads(1));
+    zap::TaskGroup group(pool);
+    std::atomic<int> calls{0};
+    group.run([&] {
+        pool.parallel_for(0, 4, [&](int i) {
+            calls++;
+            if (i == 0) group.cancel();
+        });
+    });
+    group.wait();
+    EXPECT_EQ(calls.load(), 1);
+}
+
 TEST(TaskGroupLoops, LoopsOutsideAGroupAndAfterTheRoundAreNotCanceled) {
     zap::ThreadPool pool(threads(2));
     zap::TaskGroup group(pool);
