@@ -388,6 +388,19 @@ TYPED_TEST(StdPlatform, NamesThreadAndSizesItsStack) {
 #endif
 }
 
+// A stack size is rounded up to what the system takes (whole pages on
+// Linux, 64 KiB on Windows), never down: a byte past a boundary costs a
+// whole unit more.
+TYPED_TEST(StdPlatform, AStackSizeIsRoundedUpNeverDown) {
+    if (!TestFixture::names_and_stacks) GTEST_SKIP() << "std::thread cannot size its stack";
+    const std::size_t asked = (std::size_t{24} << 20) + 1;
+    std::optional<std::size_t> stack;
+    auto body = [&] { stack = zap_test::stack_size(); };
+    TypeParam::join(TestFixture::run_on_platform_thread(body, asked));
+    if (!stack) GTEST_SKIP() << "this system reports no stack size";
+    EXPECT_GE(*stack, asked);
+}
+
 #if defined(_WIN32)
 // A name longer than the platform's buffer (255 characters and its end) is
 // cut to what fits, not written past it.
