@@ -155,6 +155,38 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
     while (w.returned.load() < static_cast<int>(n)) std::this_thread::yield();
 }
 
+// The sleeping helper is found on whichever worker it is: worker 0 is busy
+// in a task that cannot end before the new task has run (it waits for it
+// without helping), worker 1 is asleep in a helping wait, and the new task
+// from outside can only run on worker 1, woken for it (K1). Were it not,
+// the pool would hang (the watchdog reports it).
+TEST(HelpingWakes, NewWorkWakesTheSleepingHelperWhateverItsWorker) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    Pool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<int> arrived{0};
+    std::atomic<bool> released{false};
+    auto role = [&] {
+        ++arrived;
+        while (arrived.load() < 2) std::this_thread::yield();  // one task on each worker
+        if (pool.worker_index() == 0u) {
+            while (!released.load()) std::this_thread::yield();
+        } else {
+            group.wait();
+        }
+    };
+    const int asleep_before = WakeCounting::sleeping.load();
+    pool.spawn(role);
+    pool.spawn(role);
+    while (arrived.load() < 2) std::this_thread::yield();
+    while (WakeCounting::sleeping.load() <= asleep_before) std::this_thread::yield();  // worker 1's helper asleep
+    pool.spawn([&] {
+        group.done();
+        released = true;
+    });
+}
+
 // A pool of two, one worker asleep in a helping wait with nothing to run
 // (on its helper word, H5), and the number of threads that one task
 // scheduled from outside wakes (K1: a helper is woken only when nobody

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -249,6 +251,36 @@ TEST(ParallelInvoke, FromOutsideTheCallerHelpsNoDeeperThanMaxHelpDepth) {
     nested.fork(pool, 8);
     EXPECT_EQ(nested.deepest, 3) << "helping levels on the outside caller";
     held.release();
+}
+
+TEST(ParallelInvoke, OnAWorkerAtTheHelpBoundBothRunInline) {
+    // A task run by a helping wait at the bound (max_help_depth 1) may not
+    // help again, so a wait for b there could not run it: parallel_invoke
+    // forks nothing and runs a, then b, itself (wait_depth.hpp).
+    zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = 1});
+    std::atomic<int> calls{0};
+    std::thread::id a_thread, b_thread, nested_thread;
+    run_on_pool(pool, [&] {
+        zap::WaitGroup nested;
+        nested.add();
+        pool.spawn([&] {
+            nested_thread = std::this_thread::get_id();
+            pool.parallel_invoke(
+                [&] {
+                    a_thread = std::this_thread::get_id();
+                    calls++;
+                },
+                [&] {
+                    b_thread = std::this_thread::get_id();
+                    calls++;
+                });
+            nested.done();
+        });
+        nested.wait();  // the only worker: this wait runs the task, one help level down
+    });
+    EXPECT_EQ(calls.load(), 2);
+    EXPECT_EQ(a_thread, nested_thread);
+    EXPECT_EQ(b_thread, nested_thread);
 }
 
 TEST(ParallelInvoke, StolenHalfIsWaitedFor) {

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <atomic>
 #include <bit>
 #include <chrono>
