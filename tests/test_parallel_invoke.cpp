@@ -283,6 +283,18 @@ TEST(ParallelInvoke, OnAWorkerAtTheHelpBoundBothRunInline) {
     EXPECT_EQ(b_thread, nested_thread);
 }
 
+TEST(ParallelInvoke, FromOutsideTheCallerHelpsOneLevelPerKiBOfStack) {
+    // Without max_help_depth the bound is one helping level per KiB of
+    // Config::stack_size (helping_wait.hpp): 1 KiB allows one.
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(zap::Config{.max_threads = 1, .stack_size = 1024});
+    held.hold(pool, std::chrono::seconds(1));
+    NestedOnCaller nested;
+    nested.fork(pool, 8);
+    EXPECT_EQ(nested.deepest, 1) << "helping levels on the outside caller";
+    held.release();
+}
+
 TEST(ParallelInvoke, StolenHalfIsWaitedFor) {
     zap::ThreadPool pool(zap::Config{.max_threads = 2});
     std::atomic<bool> b_started{false};

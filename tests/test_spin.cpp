@@ -120,6 +120,19 @@ TEST(SpinBudget, SpinsThatSeeWorkEarnTheBoundBack) {
     EXPECT_EQ(budget.rounds(), 1600u) << "above the bound";
 }
 
+TEST(SpinBudget, ASpinThatSeesWorkDoublesItsRoundsUpToTheBound) {
+    // An odd bound, 15: a spin that ran out leaves 7 rounds, and one that
+    // then sees work doubles them to 14 - not to the bound, 15, which only
+    // a spin of more than half the bound (7.5) earns.
+    zap::detail::SpinBudget budget;
+    rounds_of(budget, 15, 0);
+    EXPECT_EQ(budget.rounds(), 7u);
+    rounds_of(budget, 15, 2);
+    EXPECT_EQ(budget.rounds(), 14u);
+    rounds_of(budget, 15, 2);
+    EXPECT_EQ(budget.rounds(), 15u);
+}
+
 TEST(SpinBudget, ABoundOfOneStillSpins) {
     zap::detail::SpinBudget budget;
     EXPECT_EQ(rounds_of(budget, 1, 0), 1);
