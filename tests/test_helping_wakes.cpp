@@ -34,8 +34,10 @@ struct WakeCounting : zap::LinuxPlatform {
     static inline std::atomic<long> calls{0};
     static inline std::atomic<long> woken{0};
     static inline std::atomic<int> sleeping{0};
+    static inline std::atomic<long> sleeps{0};  // futex_wait calls, ever
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc loc = Loc::current()) noexcept {
+        ++sleeps;
         ++sleeping;
         const bool woke = zap::LinuxPlatform::futex_wait(word, expected, timeout, loc);
         --sleeping;
@@ -116,6 +118,34 @@ TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
         ASSERT_GT(asleep, 0) << "round " << round
                              << ": a helping wait with nothing to run never slept: it spun (helping_wait.hpp H5)";
     }
+}
+
+// After shutdown() too (H6): a helping wait with nothing to run, started
+// once shutdown() has returned, sleeps until its group is done rather than
+// searching in a loop.
+TEST(HelpingWakes, AfterShutdownAHelpingWaitWithNothingToRunStillSleeps) {
+    Pool pool(zap::Config{.max_threads = 1});
+    Group group;
+    group.add(1);
+    std::atomic<bool> started{false}, shut{false}, returned{false};
+    pool.spawn([&] {
+        started = true;
+        while (!shut.load()) std::this_thread::yield();
+        group.wait();
+        returned = true;
+    });
+    while (!started.load()) std::this_thread::yield();
+    pool.shutdown();
+    const long sleeps_before = WakeCounting::sleeps.load();
+    shut = true;
+    // Within microseconds; the 10 s only end the wait if it never sleeps.
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (WakeCounting::sleeps.load() == sleeps_before && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    const long slept = WakeCounting::sleeps.load() - sleeps_before;
+    group.done();
+    while (!returned.load()) std::this_thread::yield();
+    EXPECT_GE(slept, 1) << "after shutdown a helping wait with nothing to run spun instead of sleeping (H6)";
 }
 
 // 8 workers, 8 groups, each waited for by a task; each group's last done()
