@@ -144,6 +144,8 @@ TEST(SpinBudget, ABoundBelowSixteenHalvesDownToOneRound) {
     // no rounds would count as "no spin yet" and start over at the bound).
     zap::detail::SpinBudget budget;
     for (long expected : {15, 7, 3, 1, 1, 1}) EXPECT_EQ(rounds_of(budget, 15, 0), expected);
+    zap::detail::SpinBudget five;
+    for (long expected : {5, 2, 1, 1}) EXPECT_EQ(rounds_of(five, 5, 0), expected);
 }
 
 // A pool whose work has ended: at each idle turn the waking worker's spin
