@@ -6,6 +6,7 @@
 // exceptions, in the destructor); tokens asked for from many children while
 // cancel() races them; and the stop_source is made only when asked for.
 #include "counting_new.hpp"
+#include "held_worker.hpp"
 #include "sentinel.hpp"
 
 #include <zap/zap.hpp>
@@ -188,6 +189,22 @@ TEST(TaskGroupCancel, TokensFromManyChildrenRacingCancelAreAllStopped) {
             ASSERT_TRUE(token.stop_requested()) << "round " << round;
         }
     }
+}
+
+TEST(TaskGroupCancel, RunOnACanceledGroupSchedulesNothing) {
+    // The only worker is held, so a child scheduled now would keep its
+    // callable until then; run() on a canceled group keeps nothing: the
+    // callable is gone once run() has returned.
+    zap_test::HeldWorker held;
+    zap::ThreadPool pool(threads(1));
+    held.hold(pool, std::chrono::seconds(10));
+    zap::TaskGroup group(pool);
+    group.cancel();
+    auto destroyed = std::make_shared<std::atomic<int>>(0);
+    group.run([sentinel = Sentinel(destroyed)] { ADD_FAILURE() << "a child of a canceled group ran"; });
+    EXPECT_EQ(destroyed->load(), 1) << "run() kept the callable: it scheduled a child";
+    held.release();
+    group.wait();
 }
 
 TEST(TaskGroupCancel, TheStopSourceIsMadeOnlyWhenAskedFor) {
