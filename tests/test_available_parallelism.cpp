@@ -92,6 +92,20 @@ TEST(CgroupV2, AnAncestorsTighterQuotaHolds) {
     EXPECT_EQ(sys.bound(), 1u);
 }
 
+TEST(CgroupV2, AMountTableLongerThanOneReadIsReadWhole) {
+    // Many mounts before the cgroup's (a host with hundreds of them): the
+    // file is read in pieces of 4 KiB, and its last line still counts.
+    FakeSystem sys;
+    std::string mounts;
+    for (int i = 0; mounts.size() < 10000; ++i)
+        mounts += std::to_string(100 + i) + " 22 0:99 / /mnt/volume" + std::to_string(i) + " rw,relatime - ext4 /dev/sdz rw\n";
+    mounts += "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup2 rw,nsdelegate\n";
+    sys.write("/proc/self/cgroup", v2_cgroup);
+    sys.write("/proc/self/mountinfo", mounts);
+    sys.write("/sys/fs/cgroup/app/worker/cpu.max", "200000 100000\n");
+    EXPECT_EQ(sys.bound(), 2u);
+}
+
 TEST(CgroupV2, TheMountsRootIsStrippedFromTheCgroupPath) {
     // A container that sees only its own subtree, mounted at /sys/fs/cgroup,
     // while /proc/self/cgroup still names the full path.
