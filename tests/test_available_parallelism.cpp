@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -90,6 +91,18 @@ TEST(CgroupV2, AnAncestorsTighterQuotaHolds) {
     EXPECT_EQ(sys.bound(), 3u);
     sys.write("/sys/fs/cgroup/app/worker/cpu.max", "100000 100000\n");  // now the leaf is tighter
     EXPECT_EQ(sys.bound(), 1u);
+}
+
+// The files are closed after reading: a thousand reads leave no file
+// descriptor open (counted in /proc/self/fd).
+TEST(CgroupV2, ReadingTheFilesLeavesNoneOpen) {
+    const auto open_files = [] {
+        return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{});
+    };
+    FakeSystem sys = v2_with("200000 100000\n");
+    const auto before = open_files();
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(sys.bound(), 2u);
+    EXPECT_EQ(open_files(), before);
 }
 
 TEST(CgroupV2, AMountTableLongerThanOneReadIsReadWhole) {
