@@ -42,6 +42,37 @@ TEST(WaitGroup, WaitReturnsAfterEveryDone) {
     }
 }
 
+// The production platform, counting its spin hints and futex waits.
+struct SpinAndSleepCounting : zap::StdPlatform {
+    static inline std::atomic<long> hints{0};
+    static inline std::atomic<long> sleeps{0};
+    static void spin_hint() noexcept {
+        hints.fetch_add(1);  // a counter only
+        zap::StdPlatform::spin_hint();
+    }
+    static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
+                           Loc loc = Loc::current()) noexcept {
+        sleeps.fetch_add(1);  // a counter only
+        return zap::StdPlatform::futex_wait(word, expected, timeout, loc);
+    }
+};
+
+// A wait from outside the pool spins a while first (Platform::wait_spin_rounds:
+// the done() may be a moment away), then sleeps (it may not be): the done()
+// comes 50 ms later, long after the spin, and finds the waiter asleep.
+TEST(WaitGroup, AnOutsideWaitSpinsOnceThenSleeps) {
+    zap::BasicWaitGroup<SpinAndSleepCounting> group;
+    group.add(1);
+    std::thread later([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        group.done();
+    });
+    group.wait();
+    later.join();
+    EXPECT_GE(SpinAndSleepCounting::hints.load(), 1) << "no spin before sleeping";
+    EXPECT_GE(SpinAndSleepCounting::sleeps.load(), 1) << "the wait never slept: it spun for 50 ms";
+}
+
 TEST(WaitGroup, DestroyedRightAfterWait) {
     // The waiter frees the group as soon as wait() returns; under ASan a done()
     // touching it afterwards is a use-after-free (W1).
