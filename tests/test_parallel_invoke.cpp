@@ -238,19 +238,33 @@ struct NestedOnCaller {
 
 }  // namespace
 
-TEST(ParallelInvoke, FromOutsideTheCallerHelpsNoDeeperThanMaxHelpDepth) {
-    // The caller's help bound (OC5): at Config::max_help_depth nested
-    // helping levels it stops running its forks and sleeps until a worker
-    // has. The only worker is held until the watchdog lets it go (1 s),
-    // so until then the caller runs every b itself and reaches the bound;
-    // a bound checked one level late would let it run a fourth.
+// The helping levels an outside caller of an 8-deep nest of parallel_invoke
+// reaches on a pool of one worker, which is held until the watchdog lets it
+// go (1 s): until then the caller runs every b itself, down to its bound.
+namespace {
+int helping_levels_on_the_caller(zap::Config config) {
     zap_test::HeldWorker held;
-    zap::ThreadPool pool(zap::Config{.max_threads = 1, .max_help_depth = 3});
+    config.max_threads = 1;
+    zap::ThreadPool pool(config);
     held.hold(pool, std::chrono::seconds(1));
     NestedOnCaller nested;
     nested.fork(pool, 8);
-    EXPECT_EQ(nested.deepest, 3) << "helping levels on the outside caller";
     held.release();
+    return nested.deepest;
+}
+}  // namespace
+
+TEST(ParallelInvoke, FromOutsideTheCallerHelpsNoDeeperThanMaxHelpDepth) {
+    // The caller's help bound (OC5): at Config::max_help_depth nested
+    // helping levels it stops running its forks and sleeps until a worker
+    // has; a bound checked one level late would let it run a fourth.
+    EXPECT_EQ(helping_levels_on_the_caller(zap::Config{.max_help_depth = 3}), 3);
+}
+
+TEST(ParallelInvoke, FromOutsideTheCallerHelpsOneLevelPerKiBOfStack) {
+    // Without max_help_depth the bound is one helping level per KiB of
+    // Config::stack_size (helping_wait.hpp): 1 KiB allows one.
+    EXPECT_EQ(helping_levels_on_the_caller(zap::Config{.stack_size = 1024}), 1);
 }
 
 TEST(ParallelInvoke, OnAWorkerAtTheHelpBoundBothRunInline) {
@@ -281,18 +295,6 @@ TEST(ParallelInvoke, OnAWorkerAtTheHelpBoundBothRunInline) {
     EXPECT_EQ(calls.load(), 2);
     EXPECT_EQ(a_thread, nested_thread);
     EXPECT_EQ(b_thread, nested_thread);
-}
-
-TEST(ParallelInvoke, FromOutsideTheCallerHelpsOneLevelPerKiBOfStack) {
-    // Without max_help_depth the bound is one helping level per KiB of
-    // Config::stack_size (helping_wait.hpp): 1 KiB allows one.
-    zap_test::HeldWorker held;
-    zap::ThreadPool pool(zap::Config{.max_threads = 1, .stack_size = 1024});
-    held.hold(pool, std::chrono::seconds(1));
-    NestedOnCaller nested;
-    nested.fork(pool, 8);
-    EXPECT_EQ(nested.deepest, 1) << "helping levels on the outside caller";
-    held.release();
 }
 
 TEST(ParallelInvoke, StolenHalfIsWaitedFor) {
