@@ -91,6 +91,8 @@ TEST(CgroupV2, AnAncestorsTighterQuotaHolds) {
     EXPECT_EQ(sys.bound(), 3u);
     sys.write("/sys/fs/cgroup/app/worker/cpu.max", "100000 100000\n");  // now the leaf is tighter
     EXPECT_EQ(sys.bound(), 1u);
+    sys.write("/sys/fs/cgroup/app/worker/cpu.max", "500000 100000\n");  // a quota of its own, looser
+    EXPECT_EQ(sys.bound(), 3u);
 }
 
 // The files are closed after reading: a thousand reads leave no file
@@ -130,9 +132,14 @@ TEST(CgroupV2, TheMountsRootIsStrippedFromTheCgroupPath) {
     sys.write("/sys/fs/cgroup/cpu.max", "400000 100000\n");
     EXPECT_EQ(sys.bound(), 3u);
     // A cgroup outside the mounted subtree gives no bound ("/kubepods/pod7"
-    // is no prefix of "/kubepods/pod70").
+    // is no prefix of "/kubepods/pod70", nor of another pod's "/kubepods/pod8").
     sys.write("/proc/self/cgroup", "0::/kubepods/pod70/app\n");
     EXPECT_EQ(sys.bound(), std::nullopt);
+    sys.write("/proc/self/cgroup", "0::/kubepods/pod8/app\n");
+    EXPECT_EQ(sys.bound(), std::nullopt);
+    // The cgroup the mount shows as its root: the mount point's own quota.
+    sys.write("/proc/self/cgroup", "0::/kubepods/pod7\n");
+    EXPECT_EQ(sys.bound(), 4u);
 }
 
 // A v1 (or hybrid) system like this machine's: a cpu,cpuacct hierarchy and
