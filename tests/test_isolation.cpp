@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <future>
