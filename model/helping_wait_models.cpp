@@ -23,6 +23,14 @@
 //                      worker and fails; A7's re-run finds the notification
 //                      still set, and must wake the sleeping helper (K1),
 //                      the one worker that can run it.
+//   help_shutdown      max_threads 2: both workers wait, each on its own
+//                      group; the outside thread schedules both completing
+//                      tasks, then shuts the pool down. Each waiter, its
+//                      wait returned, blocks (without helping) until both
+//                      completing tasks have run, so a task left queued
+//                      behind a helper asleep since before shutdown() (K3
+//                      wakes it) is a deadlock, not a job for the sweep or
+//                      the drain.
 // Each model then waits (outside the pool) for the waiting tasks to end,
 // checks what they saw, and deletes the pool: a late touch of the pool, or of
 // a group freed by its waiter, is reported.
@@ -47,6 +55,7 @@ struct Waiter : Task {
     rl::var<int> seen{0};  // the completing task's write, read after wait()
     rl::var<int> work{0};
     Waiter() : Task(&run) {}
+    explicit Waiter(void (*callback)(Task*)) : Task(callback) {}
     static void run(Task* t) {
         auto* self = static_cast<Waiter*>(t);
         self->waiting($).store(1, rl::mo_relaxed);  // timing only: the outside thread's spin
@@ -60,6 +69,7 @@ struct Waiter : Task {
 struct Completer : Task {
     Waiter* waiter = nullptr;
     Completer() : Task(&run) {}
+    explicit Completer(void (*callback)(Task*)) : Task(callback) {}
     static void run(Task* t) {
         auto* self = static_cast<Completer*>(t);
         self->waiter->work($).store(1);
@@ -114,6 +124,57 @@ struct HelpNewWork : Model<HelpNewWork<Workers>, 1, Workers> {
     }
 };
 
+// help_shutdown: the waiters block after their wait until both completers
+// have run; the completers count themselves in `ran`.
+struct BlockingWaiter : Waiter {
+    rl::atomic<int>* ran = nullptr;
+    BlockingWaiter() : Waiter(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<BlockingWaiter*>(t);
+        self->waiting($).store(1, rl::mo_relaxed);
+        self->group.wait();
+        while ((*self->ran)($).load(rl::mo_relaxed) < 2) rl::yield(1, $);  // a block no pool can see
+        self->finished->done();
+    }
+};
+
+struct CountingCompleter : Completer {
+    rl::atomic<int>* ran = nullptr;
+    CountingCompleter() : Completer(&run) {}
+    static void run(Task* t) {
+        auto* self = static_cast<CountingCompleter*>(t);
+        (*self->ran)($).fetch_add(1, rl::mo_relaxed);
+        self->waiter->group.done();
+    }
+};
+
+struct HelpShutdown : Model<HelpShutdown, 1, 2> {
+    void thread(unsigned) {
+        Pool* pool = new Pool(workers<2>());
+        WaitGroup finished;
+        rl::atomic<int> ran{0};
+        BlockingWaiter waiters[2];
+        CountingCompleter completers[2];
+        finished.add(2);
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            waiters[i].finished = &finished;
+            waiters[i].ran = &ran;
+            waiters[i].group.add(1);
+            completers[i].waiter = &waiters[i];
+            completers[i].ran = &ran;
+            // One at a time: the first waiter's wait takes no task from the
+            // global queue (it owes no notification), so each runs on its
+            // own worker and neither blocks inside the other's wait.
+            pool->schedule(waiters[i]);
+            await_waiting(waiters[i]);
+        }
+        for (auto& c : completers) pool->schedule(c);
+        pool->shutdown();
+        finished.wait();
+        delete pool;
+    }
+};
+
 // help_spawn_fails: one waiter on a pool of two whose second spawn fails.
 struct HelpSpawnFails : Model<HelpSpawnFails, 1, 1> {
     void thread(unsigned) {
@@ -145,5 +206,7 @@ ZAP_MODEL_TEST(help_new_work, HelpNewWork1, false, P::SpawnFailure::never,
                "max_threads 1: the sleeping helper is woken for work only it can run");
 ZAP_MODEL_TEST(help_spawn_fails, HelpSpawnFails, false, P::SpawnFailure::after_first,
                "a failed spawn's notification wakes the sleeping helper, the one worker left (A7, K1)");
+ZAP_MODEL_TEST(help_shutdown, HelpShutdown, false, P::SpawnFailure::never,
+               "shutdown() wakes both sleeping helpers: neither task is left queued behind one (K3)");
 ZAP_MODEL_TEST(help_two_waiters, HelpNewWork2, false, P::SpawnFailure::never,
                "max_threads 2, both workers wait: both are woken for the work that completes their groups");

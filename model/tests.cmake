@@ -94,7 +94,7 @@ set(ZAP_MODEL_RANDOM sync_1w_2t sync_2w_1t_child sync_2w_2t sync_2w_2t_child syn
     pool_2w_1t_child pool_1w_1t_late_join pool_2w_1t_child_late_join pool_2w_3t pool_spawn_maybe_fails
     pool_spawn_always_fails pool_reschedule pool_warm_race pool_warm_first pool_warm_fails_beside_a_push
     help_done_outside help_new_work
-    help_two_waiters help_spawn_fails
+    help_two_waiters help_spawn_fails help_shutdown
     # isolation_models.cpp (isolate(), Protocol I)
     isolation_one_worker isolation_two_workers
     # lifecycle_models.cpp: their bounded searches run for minutes (apart_idle_worker
@@ -283,7 +283,7 @@ foreach(name help_done_outside help_two_waiters)
 endforeach()
 zap_bite(help_k1_notifier_fence help_new_work helping_wait.hpp "seq_cst);  // K1, the notifier's side" acq_rel deadlock
          --sched random --iterations 300000)
-zap_bite(help_k1_helper_fence help_new_work helping_wait.hpp "seq_cst);  // K1, the helper's side" acq_rel deadlock
+zap_bite(help_k1_helper_fence help_new_work helping_wait.hpp "seq_cst);  // K1 and K3, the helper's side" acq_rel deadlock
          --sched random --iterations 300000)
 # The seed's notify, which never wakes a helper (help-notify-no-wake.patch):
 # the only worker sleeps in its wait while the task that completes it is queued.
@@ -296,6 +296,14 @@ zap_seed(help_notify_no_wake help-notify-no-wake help_new_work deadlock --sched 
 # platform, 3 of 3 runs of seed 20240611 hung in the first round) before the
 # model existed; the model deadlocks at execution 1.
 zap_seed(a7_rerun_no_k1 a7-rerun-no-k1 help_spawn_fails deadlock --sched random --iterations 100000)
+# K3 (helping_wait.hpp H7): shutdown() wakes every sleeping helper. Without
+# it (shutdown-no-k3.patch, the pool before K3) help_shutdown's second helper
+# sleeps through the shutdown beside the task only it can still run, and the
+# first waiter's task spins for that task: a livelock (execution 31 of the
+# random scheduler). Its fence weakened to acq_rel: the same (execution 6).
+zap_seed(shutdown_no_k3 shutdown-no-k3 help_shutdown livelock --sched random --iterations 100000)
+zap_bite(help_k3_fence help_shutdown helping_wait.hpp "seq_cst);  // K3, shutdown()'s side" acq_rel livelock
+         --sched random --iterations 300000)
 
 # ---- TaskGroup cancellation (task_group_models.cpp, Protocol C of cancellation.hpp) ----
 # cancel_token and cancel_publishes start no worker: bounded and random runs, in

@@ -128,22 +128,20 @@ TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
     }
 }
 
-// DISABLED: it hangs today; enable it with the fix. Both workers wait, each
-// on its own group, both helpers asleep; two tasks come from outside, the
-// first completing worker 0's group, the second worker 1's, and then
-// shutdown(). Worker 0's helper is woken for the first task (K1 looks at
-// slot 0 first; the second schedule finds the notification set and wakes
-// nobody) and held there until shutdown() has returned; it then sees the
-// pool shut down, takes no notification (A5 returns at shutdown), runs the
-// first task, and leaves its wait owing nothing, so it posts nothing (H8).
-// Worker 1's helper, asleep since before shutdown(), is not woken by it (shutdown()
-// wakes idle workers only) and after it only its count would wake it: the
-// second task stays queued, worker 0 waits for it without helping, and the
-// pool's destructor waits for both. The contract's work-conserving promise
-// (no worker sleeps while a task waits in a queue nobody is looking at) does
-// not except shutdown; tla/Pool.tla's WorkConserving does, and tla/Help.tla
-// has no shutdown.
-TEST(HelpingWakes, DISABLED_AHelperAsleepWhenThePoolShutsDownStillRunsWhatIsQueued) {
+// Both workers wait, each on its own group, both helpers asleep; two tasks
+// come from outside, the first completing worker 0's group, the second
+// worker 1's, and then shutdown(). Worker 0's helper is woken for the first
+// task (K1 looks at slot 0 first; the second schedule finds the
+// notification set and wakes nobody) and held there until shutdown() has
+// returned; it then sees the pool shut down, takes no notification (A5
+// returns at shutdown), runs the first task, and leaves its wait owing
+// nothing, so it posts nothing (H8); its task then waits, without helping,
+// for the second task. Only worker 1 can run that one, and it was asleep
+// before shutdown(), which wakes idle workers through the idle event and,
+// since K3, every helping wait asleep (helping_wait.hpp H7). Before K3 this
+// test hung every time: worker 1 slept until its count was zero, worker 0
+// waited for it, and the pool's destructor for both.
+TEST(HelpingWakes, AHelperAsleepWhenThePoolShutsDownStillRunsWhatIsQueued) {
     std::array<Group, 2> groups;  // outlive the pool's tasks
     for (auto& g : groups) g.add(1);
     Pool pool(zap::Config{.max_threads = 2});

@@ -25,8 +25,27 @@
 (* semantics: the model checks the algorithm, Relacy the memory orders.    *)
 (* No spurious wake-ups: a helper asleep through its wake stays asleep,    *)
 (* and with everyone else finished that is a deadlock TLC reports.         *)
-(* Shutdown, spawning and the idle event are left out (Pool.tla has them): *)
-(* every worker exists from the start and is a helper.                     *)
+(* Spawning and the idle event are left out (Pool.tla has them): every    *)
+(* worker exists from the start and is a helper.                           *)
+(*                                                                         *)
+(* Shutdown (Shutdown = TRUE; pool_core.hpp B1, helping_wait.hpp H6): once *)
+(* it has scheduled and completed everything, the client calls shutdown(): *)
+(* one Sync CAS (state shutdown, `notified` set for good, so every notify  *)
+(* after it returns at once), then the K3 scan, which wakes every helper   *)
+(* whose word has a helping sleeper entered.  A helper's wait() that sees  *)
+(* shutdown returns; the helper then searches everything, the global queue *)
+(* included, and with nothing found sleeps on its word watching only its   *)
+(* count, until a wake or its backoff's timeout (a step always enabled     *)
+(* while it sleeps), and searches again (H6).  A helper whose wait has     *)
+(* returned is done here as before: its task may block (in the client it   *)
+(* may wait for another group), so nothing it would do afterwards - the    *)
+(* sweep of B2, join()'s drain - is counted on.  Without K3 ("noshutwake", *)
+(* the pool before K3) a helper asleep when the pool shuts down is woken   *)
+(* by its count only, and a completer whose notification another helper    *)
+(* took before the shutdown and did not pass on stays queued.  Without    *)
+(* the timeout ("shutnotimeout"), a task the outside caller put back after *)
+(* the shutdown (its notify returns at once) waits beside a helper asleep  *)
+(* for the count that task would bring to zero.                            *)
 (*                                                                         *)
 (* Isolation (isolation.hpp I3-I4, helping_wait.hpp's                      *)
 (* help_isolated): the helpers in Isolated wait inside ThreadPool::isolate. *)
@@ -72,6 +91,8 @@ CONSTANTS
                \* its wait returns, or "none"
     OTasks,    \* the tasks of an outside caller's call (Protocol OC), or {}:
                \* no outside caller
+    Shutdown,  \* TRUE: the client shuts the pool down once it has scheduled
+               \* and completed every group of its
     Mutation   \* "none"; "nok1": notify wakes no helper; "nok2": done()
                \* does not wake its waiter; "norecheck": a helper sleeps
                \* without re-reading its count and Sync after entering its
@@ -94,7 +115,10 @@ CONSTANTS
                \* only the other regions' tasks, and drops the rest of its
                \* own; "outnoarm": it sleeps without setting WAITERS (its nap
                \* alone ends the sleep); "outnowake": neither WAITERS nor
-               \* the nap (a sleep nothing ends)
+               \* the nap (a sleep nothing ends).
+               \* Shutdown: "noshutwake": shutdown() wakes no helper (no K3);
+               \* "shutnotimeout": a helper's sleep after shutdown (H6) has
+               \* no timeout (woken by its count only)
 
 ASSUME Work \subseteq Helpers /\ Child \subseteq Helpers /\ Work \cap Child = {}
 ASSUME Isolated \subseteq Helpers
@@ -103,7 +127,9 @@ ASSUME Parent = "none" \/ (Parent \in Helpers \ (Work \cup Child \cup Isolated)
 ASSUME Mutation \in {"none", "nok1", "nok2", "norecheck", "owesearly",
                      "isoconsumes", "k1iso", "isonok2", "isonorecheck", "isoany",
                      "isonotimeout", "outany", "outnonotify", "outdrop",
-                     "outnoarm", "outnowake"}
+                     "outnoarm", "outnowake", "noshutwake",
+                     "shutnotimeout"}
+ASSUME Shutdown \in BOOLEAN
 ASSUME OTasks \cap Helpers = {}
 
 Client == "client"
@@ -139,12 +165,16 @@ VARIABLES
     held,      \* the tasks the outside caller took out of the global queue
                \* and has not put back yet (out of every other search's sight)
     otask,     \* the task of its region it kept, until it runs it, or "none"
-    oentered   \* its group's count when it set WAITERS (the word it sleeps on)
+    oentered,  \* its group's count when it set WAITERS (the word it sleeps on)
+    shut,      \* shut[h]: h's wait() saw the pool shut down (H6)
+    unscanned  \* the helpers shutdown()'s K3 scan has not looked at yet
 
 OVars == <<ofork, held, otask, oentered>>
+SVars == <<shut, unscanned>>
 
 vars == <<sync, hw, sleepers, cnt, armed, queued, ring, pc, isIdle, waking,
-          owes, entered, nf, df, next, ofork, held, otask, oentered>>
+          owes, entered, nf, df, next, ofork, held, otask, oentered, shut,
+          unscanned>>
 
 \* The groups the client completes, in its order: the isolated waiters'
 \* first (a helper that is done may leave; see Parent).
@@ -177,6 +207,8 @@ Init ==
     /\ held = {}
     /\ otask = "none"
     /\ oentered = 0
+    /\ shut = [h \in Helpers |-> FALSE]
+    /\ unscanned = {}
 
 Goto(t, l) == pc' = [pc EXCEPT ![t] = l]
 
@@ -197,7 +229,8 @@ NCas(t) ==
         ret == nf[t].ret
     IN
     /\ pc[t] = "n_cas"
-    /\ CASE w -> sync' = [s EXCEPT !.notified = TRUE, !.state = "pending"] /\ Goto(t, "n_k1")
+    /\ CASE s.state = "shutdown" -> UNCHANGED sync /\ Goto(t, ret)  \* B1: nobody to wake
+         [] w -> sync' = [s EXCEPT !.notified = TRUE, !.state = "pending"] /\ Goto(t, "n_k1")
          [] s.notified -> UNCHANGED sync /\ Goto(t, ret)    \* someone is bound to look
          [] OTHER -> sync' = [s EXCEPT !.notified = TRUE]
                      /\ Goto(t, IF canWake THEN "n_k1" ELSE ret)
@@ -290,7 +323,7 @@ Findable(h) ==
       THEN ring[h]
       ELSE IF ring[h] # {} THEN ring[h]
            ELSE UNION {ring[x] : x \in Helpers}
-                \cup (IF owes[h] \/ h \in Isolated THEN queued ELSE {})
+                \cup (IF owes[h] \/ shut[h] \/ h \in Isolated THEN queued ELSE {})
 
 \* H2: search; a completer found is run (its done() is ours to call).
 \* Nothing found: arm (H3), or an armed helping wait goes to wait() (H4),
@@ -308,7 +341,8 @@ H2(h) ==
                 /\ IF waking[h]
                      THEN CallNotify(h, TRUE, "h_run")
                      ELSE Goto(h, "h_run") /\ UNCHANGED nf
-         ELSE /\ Goto(h, CASE h \notin Isolated -> IF armed[h] THEN "h4" ELSE "h3"
+         ELSE /\ Goto(h, CASE h \notin Isolated -> IF ~armed[h] THEN "h3"
+                                                   ELSE IF shut[h] THEN "h5" ELSE "h4"
                           [] armed[h] \/ Mutation = "isonok2" -> "i_enter"
                           [] OTHER -> "h3")
               /\ UNCHANGED <<queued, ring, nf, df>>
@@ -335,7 +369,7 @@ Mine(h) == sync.notified /\ (sync.state = "pending" \/ waking[h])
 \* H4: one turn of wait() (A5) on a fresh Sync; a helper is never counted idle.
 H4(h) ==
     LET s == sync IN
-    /\ pc[h] = "h4"
+    /\ pc[h] = "h4" /\ s.state # "shutdown"
     /\ CASE Mine(h) ->
               /\ sync' = [s EXCEPT !.notified = FALSE,
                                    !.state = IF @ = "signaled" THEN "waking" ELSE @]
@@ -354,6 +388,16 @@ H4(h) ==
          [] OTHER -> Goto(h, "h5") /\ UNCHANGED <<sync, waking, isIdle, owes>>
     /\ UNCHANGED HUnchanged
 
+\* wait() sees shutdown and returns (A5); the helper acquires Sync and
+\* searches everything from now on (H6).
+H4Shut(h) ==
+    /\ pc[h] = "h4" /\ sync.state = "shutdown"
+    /\ shut' = [shut EXCEPT ![h] = TRUE]
+    /\ isIdle' = [isIdle EXCEPT ![h] = FALSE]
+    /\ Goto(h, "h1")
+    /\ UNCHANGED <<sync, waking, owes, unscanned>>
+    /\ UNCHANGED HUnchanged
+
 \* H5: enter its own word (count + 1), remembering the value (then the
 \* fence that pairs with K1's: implicit in this interleaving model).
 H5(h) ==
@@ -363,10 +407,12 @@ H5(h) ==
     /\ Goto(h, IF Mutation = "norecheck" THEN "h7" ELSE "h6")
     /\ UNCHANGED <<sync, isIdle, waking, owes, sleepers, cnt, armed, queued, nf, df, next>>
 
-\* H5: re-read the count and Sync.
+\* H5: re-read the count and Sync (a notification for it, or shutdown);
+\* after shutdown (H6) the count only.
 H6(h) ==
     /\ pc[h] = "h6"
-    /\ Goto(h, IF cnt[h] = 0 \/ Mine(h) THEN "h8" ELSE "h7")
+    /\ Goto(h, IF cnt[h] = 0 \/ (~shut[h] /\ (Mine(h) \/ sync.state = "shutdown"))
+                THEN "h8" ELSE "h7")
     /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
                    nf, df, next, entered>>
 
@@ -386,11 +432,20 @@ H7s(h) ==
     /\ UNCHANGED <<sync, isIdle, waking, owes, hw, sleepers, cnt, armed, queued,
                    nf, df, next, entered>>
 
-\* Leave its word; back to wait()'s loop.
+\* After shutdown (H6) the sleep also ends at its backoff's timeout (any
+\* time; "shutnotimeout": never), and the helper searches again.
+H7t(h) ==
+    /\ pc[h] = "h7s" /\ h \in sleepers /\ shut[h] /\ Mutation # "shutnotimeout"
+    /\ sleepers' = sleepers \ {h}
+    /\ Goto(h, "h8")
+    /\ UNCHANGED <<sync, isIdle, waking, owes, hw, cnt, armed, queued, nf, df,
+                   next, entered>>
+
+\* Leave its word; back to wait()'s loop, or after shutdown to the search.
 H8(h) ==
     /\ pc[h] = "h8"
     /\ hw' = [hw EXCEPT ![h].count = @ - 1]
-    /\ Goto(h, "h4")
+    /\ Goto(h, IF shut[h] THEN "h1" ELSE "h4")
     /\ UNCHANGED <<sync, isIdle, waking, owes, sleepers, cnt, armed, queued, nf, df,
                    next, entered>>
 
@@ -478,7 +533,7 @@ ILeave(h) ==
 HelperStep(h) ==
     \/ H2(h) \/ HPush(h)    \* the steps that touch the rings
     \/ /\ \/ H1(h) \/ HRun(h) \/ H3(h) \/ H4(h) \/ H5(h) \/ H6(h) \/ H7(h)
-          \/ H7s(h) \/ H8(h) \/ HExit(h) \/ HThen(h)
+          \/ H7s(h) \/ H7t(h) \/ H8(h) \/ HExit(h) \/ HThen(h)
           \/ IEnter(h) \/ IRecheck(h) \/ ISleep(h) \/ IWoken(h) \/ ITimeout(h)
           \/ ILeave(h)
        /\ UNCHANGED ring
@@ -489,7 +544,8 @@ HelperStep(h) ==
 CNext ==
     /\ pc[Client] = "c_next"
     /\ IF next > Cardinality(ClientGroups)
-         THEN Goto(Client, "c_done") /\ UNCHANGED <<queued, df, next, nf>>
+         THEN Goto(Client, IF Shutdown THEN "c_shut" ELSE "c_done")
+              /\ UNCHANGED <<queued, df, next, nf>>
          ELSE LET g == Order[next] IN
               /\ next' = next + 1
               /\ IF g \in Work
@@ -497,6 +553,32 @@ CNext ==
                         /\ CallNotify(Client, FALSE, "c_next") /\ UNCHANGED df
                    ELSE CallDone(Client, g, "c_next") /\ UNCHANGED <<queued, nf>>
     /\ UNCHANGED <<sync, hw, sleepers, cnt, armed, ring, isIdle, waking, owes, entered>>
+
+\* shutdown() (B1): the CAS, once the outside caller has scheduled all its
+\* tasks (a schedule() from outside must come before shutdown()) ...
+CShut ==
+    /\ pc[Client] = "c_shut" /\ ofork = {}
+    /\ sync' = [sync EXCEPT !.notified = TRUE, !.state = "shutdown"]
+    /\ unscanned' = IF Mutation = "noshutwake" THEN {} ELSE Helpers
+    /\ Goto(Client, "c_scan")
+    /\ UNCHANGED <<hw, sleepers, cnt, armed, queued, ring, isIdle, waking, owes,
+                   entered, nf, df, next, shut>>
+
+\* ... then, after its fence, K3: one slot at a time, a helper whose word
+\* has a helping sleeper entered gets its word changed and woken.
+CScan ==
+    /\ pc[Client] = "c_scan"
+    /\ IF unscanned = {}
+         THEN Goto(Client, "c_done") /\ UNCHANGED <<hw, sleepers, unscanned>>
+         ELSE \E x \in unscanned :
+                /\ unscanned' = unscanned \ {x}
+                /\ IF hw[x].count > 0
+                     THEN /\ hw' = [hw EXCEPT ![x].epoch = @ + 1]
+                          /\ sleepers' = sleepers \ {x}
+                     ELSE UNCHANGED <<hw, sleepers>>
+                /\ UNCHANGED pc
+    /\ UNCHANGED <<sync, cnt, armed, queued, ring, isIdle, waking, owes, entered,
+                   nf, df, next, shut>>
 
 -----------------------------------------------------------------------------
 (* The outside caller (outside_wait.hpp OC2, OC4; Protocol OC).            *)
@@ -600,7 +682,10 @@ Step(t) ==
           \/ t \in Helpers /\ HelperStep(t)
           \/ t = Client /\ CNext
        /\ UNCHANGED OVars
-    \/ t = Caller /\ CallerStep
+       /\ UNCHANGED SVars
+    \/ t = Caller /\ CallerStep /\ UNCHANGED SVars
+    \/ t \in Helpers /\ H4Shut(t) /\ UNCHANGED <<ring, OVars>>
+    \/ t = Client /\ (CShut \/ CScan) /\ UNCHANGED OVars
 
 Finished == \A t \in Threads : pc[t] \in {"h_done", "c_done", "o_done"}
 
@@ -611,7 +696,7 @@ Spec == Init /\ [][Next]_vars /\ \A t \in Threads : WF_vars(Step(t))
 -----------------------------------------------------------------------------
 TypeOK ==
     /\ sync.idle \in 0..Cardinality(Helpers) /\ sync.notified \in BOOLEAN
-    /\ sync.state \in {"pending", "signaled", "waking"}
+    /\ sync.state \in {"pending", "signaled", "waking", "shutdown"}
     /\ \A h \in Helpers : hw[h].count \in 0..1
     /\ sync.idle = 0
     /\ sleepers \subseteq Helpers \cup {Caller}
@@ -624,10 +709,11 @@ TypeOK ==
     /\ \A h \in Helpers \ Isolated : hw[h].iso = 0
     /\ \A h \in Helpers : ring[h] \subseteq ({h} \cap Child)
 
-\* At most one waking helper, and only while the state says so (P1).
+\* At most one waking helper, and only while the state says so (P1; a
+\* helper that held the role when the pool shut down keeps it, unused).
 OneWaking ==
     /\ Cardinality({h \in Helpers : waking[h]}) <= 1
-    /\ \A h \in Helpers : waking[h] => sync.state = "waking"
+    /\ \A h \in Helpers : waking[h] => sync.state \in {"waking", "shutdown"}
 
 \* A helper returns only once its group is done; so does the outside caller.
 ReturnsDone == /\ \A h \in Helpers : pc[h] = "h_done" => cnt[h] = 0

@@ -841,12 +841,16 @@ AfterShutdown == IF Apart THEN "done" ELSE JoinEntry
 \* fixed protocol: with no worker at all, notify the join event (a join()
 \* already waiting in another thread would otherwise never wake).  Since
 \* the closers-and-claim fix the CAS also takes a closer (the `idle` field, which no worker
-\* uses after shutdown) when it has an event call to make, and gives it
-\* back (MClose) after that call: join() waits until no closer is left, so
-\* the pool is not freed under the call (before9: no closer).
+\* uses after shutdown), and gives it back (MClose) after its calls: the
+\* event call, and the wake of every helping wait asleep (K3 of
+\* helping_wait.hpp; tla/Help.tla models it, this spec has no helpers, so
+\* here the closer covers a step that touches nothing).  join() waits until
+\* no closer is left, so the pool is not freed under those calls (before9:
+\* no closer).  Before K3 the closer was taken only with an event call to
+\* make.
 MShutdown(t) ==
     LET s == sync
-        closer == Closers /\ (s.idle > 0 \/ s.spawned = 0)
+        closer == Closers
         after == IF closer THEN "m_close" ELSE AfterShutdown
     IN
     /\ pc[t] = "m_shutdown"
@@ -857,7 +861,7 @@ MShutdown(t) ==
                         CallWake(t, "idle", SHUTDOWN, after)
                    [] s.spawned = 0 /\ ~Seed ->   \* no worker will notify join
                         CallWake(t, "join", NOTIFIED, after)
-                   [] OTHER -> Goto(t, AfterShutdown) /\ UNCHANGED kf
+                   [] OTHER -> Goto(t, after) /\ UNCHANGED kf
          ELSE Goto(t, AfterShutdown) /\ UNCHANGED <<sync, kf>>
     /\ UNCHANGED <<queued, scheduled, ran, wf, nf, joinst>>
 

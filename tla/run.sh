@@ -95,6 +95,13 @@ configs=(
   "HelpMutNoK2            deadlock                    no   Help"
   "HelpMutNoRecheck       deadlock                    no   Help"
   "HelpMutOwesEarly       deadlock                    no   Help"
+  # Shutdown (B1) with helpers asleep: shutdown() wakes each of them (K3)
+  "HelpShutdown           pass                        no   Help"
+  "HelpMutNoShutWake      deadlock                    no   Help"
+  # After shutdown a helper's sleep ends at a timeout too (H6): the outside
+  # caller's put-back (OC4b) wakes nobody then
+  "HelpShutdownOutside    pass                        no   Help"
+  "HelpMutShutNoTimeout   deadlock                    no   Help"
   # The isolated sleeper (isolation.hpp I3-I4) in tla/Help.tla
   "HelpIsoOne             pass                        no   Help"
   "HelpIso                pass                        no   Help"

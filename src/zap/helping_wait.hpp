@@ -60,11 +60,18 @@
 //       H4, which leaves the wait once the deadline has passed (H1).
 //   H6. After shutdown W acquires Sync (pairs with shutdown()'s CAS, so it
 //       sees every task scheduled before), searches again (H2, the global
-//       queue included), and with nothing found sleeps on H (H5 without the
-//       Sync re-read) until G's count is zero: every task scheduled after
-//       shutdown is pushed by a running worker into its own ring, and that
-//       worker runs it (B2).
-//   H7. Wakers, each waking one word. K1: a notify (A3) whose CAS leaves
+//       queue included), and with nothing found sleeps on H (entered as in
+//       H5, no fence, no Sync re-read) until G's count is zero (K2) or a
+//       timeout of its backoff (backoff.hpp: doubling from 1 us to 1 ms),
+//       then searches again. No notify() wakes anyone after shutdown (B1
+//       leaves `notified` set for good), so the timeout is what finds a task
+//       moved after it - half a ring a search stole, the tasks an outside
+//       wait put back (OC4b) - when the worker that moved it no longer runs
+//       its loop (its task blocks, or it is not a worker). TLC found that
+//       case with an outside wait (tla/Help.tla, HelpShutdownOutside) when
+//       the sleep had no timeout; a task scheduled after shutdown by a
+//       running worker goes into that worker's own ring as well.
+//   H7. Wakers. K1: a notify (A3) whose CAS leaves
 //       `notified` set with nobody idle to signal and nobody to spawn - so
 //       nobody bound to look - issues a seq_cst fence, then looks for one
 //       worker whose H has a helping sleeper entered (bit 0; an isolated
@@ -76,7 +83,15 @@
 //       group's last done() wakes its own waiter only, and new work wakes a
 //       helper only when no idle worker or new one can take it (in the first
 //       design every sleeping helper of the pool slept on one word and K1
-//       and K2 woke them all).
+//       and K2 woke them all). K3: shutdown() (B1), after its CAS and a
+//       seq_cst fence, wakes every H with a helping sleeper entered, as K1
+//       wakes one: such a helper watches Sync, not the idle event that B1
+//       shuts down, and a task queued before the shutdown, whose
+//       notification another helper took and did not pass on (it saw the
+//       shutdown first, or its H8 re-post came after it and returned at
+//       once), would otherwise wait for its count. TLC found that
+//       (tla/Help.tla, HelpMutNoShutWake) once the spec had a shutdown;
+//       before K3 the pool hung there (tests/test_helping_wakes.cpp).
 //   H8. Leaving: a W that consumed a notification (H4) and has not found
 //       the queues empty since (it may have run one task of several that
 //       notification covered), or that holds the waking role, re-posts it
@@ -102,6 +117,8 @@
 //       ordered in the single total order; if the notifier's is first, W's
 //       re-read of Sync sees `notified` and W does not sleep; if W's is
 //       first, the notifier's look sees W entered and wakes H as K2 does.
+//       K3 likewise, with shutdown()'s CAS and fence: W's re-read sees the
+//       shutdown, or shutdown() sees W entered.
 //   HW2 (no stranded work, P4 and P6 of pool_core.hpp): a helper is not an
 //       idle worker, so a notify signals or spawns a real one when it can; a
 //       notification that nobody is bound to look for (K1's case) wakes a
@@ -191,13 +208,16 @@ public:
         // Pairs with the fence in Sleep::sleep() (HW1): either that helper's
         // re-read of Sync sees the caller's CAS, or we see it entered.
         Platform::fence(std::memory_order_seq_cst);  // K1, the notifier's side
-        const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
-        for (std::uint32_t i = 0; i < std::max(started, 1u); ++i) {  // slot 0: the drain's too
-            if (pool.workers_[i].helper.entered()) {
-                pool.workers_[i].helper.wake();
-                return;
-            }
-        }
+        wake_entered(pool, true);
+    }
+
+    // H7 (K3), from shutdown() after its CAS, holding a closer (P5): wakes
+    // every sleeping helper, which then sees the shutdown and searches (H6).
+    static void wake_all(Pool& pool) noexcept {
+        // Pairs with the fence in Sleep::sleep() (HW1): either that helper's
+        // re-read of Sync sees shutdown()'s CAS, or we see it entered.
+        Platform::fence(std::memory_order_seq_cst);  // K3, shutdown()'s side
+        wake_entered(pool, false);
     }
 
     static bool at_help_bound(const Context& context) noexcept { return context.help_depth >= context.help_bound; }
@@ -216,6 +236,17 @@ public:
     }
 
 private:
+    // K1 and K3 after their fence: wakes the helper words with a helping
+    // sleeper entered, in slot order; only the first one when `one`.
+    static void wake_entered(Pool& pool, bool one) noexcept {
+        const std::uint32_t started = pool.registered_.load(std::memory_order_relaxed);  // workers_ exists from the start
+        for (std::uint32_t i = 0; i < std::max(started, 1u); ++i) {  // slot 0: the drain's too
+            if (!pool.workers_[i].helper.entered()) continue;
+            pool.workers_[i].helper.wake();
+            if (one) return;
+        }
+    }
+
     static std::uint32_t levels_in(std::size_t stack_size) noexcept {
         // A helping level's frames measured 368 B (-O2), 544 B (-O0), 928 B
         // (AddressSanitizer) around a small task (docs/helping_wait.md).
@@ -249,27 +280,26 @@ private:
 
     // H4-H5: a helping waiter's sleep, done once the group's count is zero
     // or the deadline has passed; sleeps on its own worker's helper word,
-    // re-reading the count and Sync after entering it. After shutdown (H6)
-    // Sync is not watched: only the count (and the deadline) wakes. A helper
-    // is not counted idle in Sync (H4).
+    // re-reading the count and Sync after entering it. A helper is not
+    // counted idle in Sync (H4).
     struct Sleep {
         Pool& pool;
         Worker& self;
         Group& group;
         Deadline<Platform>& deadline;
-        bool after_shutdown = false;
         static constexpr bool counts_idle = false;
         bool done() const noexcept { return !waiting(group, deadline); }
         void sleep() noexcept {
             const std::uint32_t entered = self.helper.enter(Helpers<Platform>::Sleeper::helping);
-            // Pairs with the fence in wake_one() (HW1). Also the acquire of a
-            // wake that enter() read (K2): enter()'s own acquire is needed only
-            // by the isolated sleep, which has no fence.
-            Platform::fence(std::memory_order_seq_cst);  // K1, the helper's side
+            // Pairs with the fence in wake_one() and in wake_all() (HW1). Also
+            // the acquire of a wake that enter() read (K2): enter()'s own
+            // acquire is needed only by the sleeps without this fence (the
+            // isolated one, and H6's).
+            Platform::fence(std::memory_order_seq_cst);  // K1 and K3, the helper's side
             // Both re-reads are ordered after any wake that came before enter() (HW1).
             const Sync sync = pool.load_sync();
             const bool woken = (sync.notified && sync.state == State::pending) || sync.state == State::shutdown;
-            if (!group.zero() && (after_shutdown || !woken)) self.helper.sleep(entered, deadline);
+            if (!group.zero() && !woken) self.helper.sleep(entered, deadline);
             self.helper.leave(Helpers<Platform>::Sleeper::helping);
         }
     };
@@ -281,12 +311,14 @@ private:
         bool is_waking = false;
         bool owes = false;  // consumed a notification and has not found the queues empty since (H8)
         bool shut_down = false;
+        Backoff<Platform> backoff;  // H6's sleeps
         Stole found;
         while (waiting(group, deadline)) {  // H1
             if (pool.find(self, found, true, owes || shut_down)) {  // H2
                 // A waking helper always hands its role on (no A4 give-back:
                 // tla/Help.tla models the helper that way).
                 pool.run_found(context, found, is_waking, owes, false);
+                backoff = Backoff<Platform>{};
                 continue;
             }
             owes = false;  // searched everything after the notification (as a worker's A4 loop does)
@@ -295,7 +327,7 @@ private:
                 continue;
             }
             if (shut_down) {
-                Sleep{pool, self, group, deadline, true}.sleep();  // H6
+                sleep_after_shutdown(self, group, backoff, deadline);  // H6
             } else if (pool.wait(is_waking, Sleep{pool, self, group, deadline})) {  // H4-H5
                 owes = true;
             } else {
@@ -305,6 +337,19 @@ private:
             }
         }
         if (owes || is_waking) pool.notify({.is_waking = is_waking});  // H8
+    }
+
+    // H6: after shutdown nothing wakes a helper for work (every notify()
+    // returns at once), so the sleep lasts until the count is zero (K2) or
+    // the backoff's timeout, and the helper searches again: a task that a
+    // search moved, or an outside wait put back (OC4b), after the shutdown is
+    // found within the backoff's cap.
+    static void sleep_after_shutdown(Worker& self, Group& group, Backoff<Platform>& backoff,
+                                     Deadline<Platform>& deadline) noexcept {
+        using Sleeper = typename Helpers<Platform>::Sleeper;
+        const std::uint32_t entered = self.helper.enter(Sleeper::helping);
+        if (!group.zero()) self.helper.sleep(entered, backoff, deadline);  // HW1 as for H5, for K2
+        self.helper.leave(Sleeper::helping);
     }
 
     // isolation.hpp I3-I4: runs its region's tasks until the count is zero

@@ -123,16 +123,18 @@
 // Protocol B - shutdown and join:
 //   B1. shutdown(): one CAS (acq_rel) to state shutdown, notified set. From
 //       then on no worker counts itself idle, so the same CAS turns Sync's
-//       idle bits into `closers` (sync.hpp): it takes one closer when it
-//       still has event calls to make. If any worker was idle, the idle
-//       event is shut down (every sleeper wakes, now and later); if no worker
-//       was spawned, the join event is notified, since no worker will do it
-//       (B3). Then it gives its closer back (release): its last touch.
+//       idle bits into `closers` (sync.hpp) and takes one, for the calls it
+//       still makes. If any worker was idle, the idle event is shut down
+//       (every sleeper wakes, now and later); every helping wait asleep is
+//       woken (K3 of helping_wait.hpp: it sleeps on its own word, and sees
+//       the shutdown when it wakes); if no worker was spawned, the join
+//       event is notified, since no worker will do it (B3). Then it gives
+//       its closer back (release): its last touch.
 //   B2. A worker whose wait() sees shutdown sweeps: it runs whatever find()
 //       still returns, then its idle tasks, then on_thread_exit, then leaves.
-//       (A helping waiter that sees shutdown searches once more, then sleeps
-//       until its count is zero, H6; its worker sweeps once the task that
-//       waited has returned.)
+//       (A helping waiter that sees shutdown searches again, the global
+//       queue included, and sleeps between searches until its count is zero,
+//       H6; its worker sweeps once the task that waited has returned.)
 //   B3. Leaving (unregister): fetch_sub spawned (release). The worker that
 //       takes spawned to 0 after shutdown notifies the join event. It touches
 //       the pool after that fetch_sub, which is safe because join() joins
@@ -322,15 +324,16 @@ public:
             Sync closed = sync;
             closed.notified = true;
             closed.state = detail::State::shutdown;
-            closed.idle = wake_idle || wake_joiner ? 1 : 0;  // now `closers`: ours (P5)
+            closed.idle = 1;  // now `closers`: ours, for the calls below (P5)
             // Release: heads the release sequence that join()'s acquire of Sync
             // reads through the workers' fetch_sub, so every schedule() that
             // happened before us is visible to the drain (B5). The acquire
             // half is stronger than needed (docs/orderings.md).
             if (!cas_sync(sync, closed, std::memory_order_acq_rel)) continue;
             if (wake_idle) idle_event_.shutdown();
+            Helping::wake_all(*this);  // H7 (K3): helpers asleep in H5 watch Sync, not the idle event
             if (wake_joiner) join_event_.notify();
-            if (closed.idle > 0) release_closer();
+            release_closer();
             return;
         }
     }
