@@ -128,6 +128,41 @@ TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
     }
 }
 
+// The same inside isolate() (isolation.hpp I4): an isolated wait with
+// nothing to run arms its group once and sleeps on its worker's helper word,
+// and the group's last done() wakes it (K2); its backoff's timeouts (at most
+// 1 ms) only bound a wake it might miss. A round's done() may come while the
+// wait is between two sleeps, finding no sleeper to wake: so across five
+// rounds, not in each, at least one done() must wake the word.
+TEST(HelpingWakes, AnIsolatedWaitWithNothingToRunSleepsAndItsLastDoneWakesIt) {
+    Pool pool(zap::Config{.max_threads = 1});
+    long wakes = 0;
+    for (int round = 0; round < 5; ++round) {
+        Group group;
+        group.add(1);
+        std::atomic<bool> started{false}, returned{false};
+        pool.spawn([&] {
+            started = true;
+            pool.isolate([&] { group.wait(); });
+            returned = true;
+        });
+        while (!started.load()) std::this_thread::yield();
+        // Within microseconds; the 10 s only end the wait if it never sleeps.
+        const auto until = std::chrono::steady_clock::now() + 10s;
+        while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(1ms);
+        const int asleep = WakeCounting::sleeping.load();
+        WakeCounting::reset();
+        group.done();
+        while (!returned.load()) std::this_thread::yield();
+        wakes += WakeCounting::calls.load();
+        ASSERT_GT(asleep, 0) << "round " << round
+                             << ": an isolated wait with nothing to run never slept: it spun (isolation.hpp I4)";
+    }
+    EXPECT_GE(wakes, 1) << "no last done() woke the isolated wait: its group was never armed (K2), only timeouts "
+                           "ended its sleeps";
+}
+
 // Both workers wait, each on its own group, both helpers asleep; two tasks
 // come from outside, the first completing worker 0's group, the second
 // worker 1's, and then shutdown(). Worker 0's helper is woken for the first
@@ -242,7 +277,8 @@ TEST(HelpingWakes, NewWorkWakesOneSleepingHelper) {
 // in a task that cannot end before the new task has run (it waits for it
 // without helping), worker 1 is asleep in a helping wait, and the new task
 // from outside can only run on worker 1, woken for it (K1). Were it not,
-// the pool would hang (the watchdog reports it).
+// this thread would wait for ever (the watchdog reports it): it waits here,
+// before the pool's destructor, which would run the task itself.
 TEST(HelpingWakes, NewWorkWakesTheSleepingHelperWhateverItsWorker) {
     Group group;  // outlives the pool's tasks
     group.add(1);
@@ -268,6 +304,7 @@ TEST(HelpingWakes, NewWorkWakesTheSleepingHelperWhateverItsWorker) {
         group.done();
         released = true;
     });
+    while (!released.load()) std::this_thread::yield();
 }
 
 // A pool of two, one worker asleep in a helping wait with nothing to run
