@@ -97,34 +97,50 @@ struct Waiters {
     }
 };
 
+// One round of the sleep tests below, on a pool of one worker: a task calls
+// `wait` (a wait on `group` with nothing to run); once the worker sleeps in
+// futex_wait - within microseconds; the 10 s only end the look if it never
+// sleeps - this thread calls the group's last done() and waits for the task
+// to return. What the round saw: whether the worker slept, and the
+// futex_wake calls made from that done() on.
+struct Round {
+    int asleep;
+    long wakes;
+};
+template <class Wait>
+Round sleep_then_done(Pool& pool, Group& group, Wait wait) {
+    group.add(1);
+    std::atomic<bool> started{false}, returned{false};
+    pool.spawn([&] {
+        started = true;
+        wait();
+        returned = true;
+    });
+    while (!started.load()) std::this_thread::yield();
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    const int asleep = WakeCounting::sleeping.load();
+    WakeCounting::reset();
+    group.done();
+    while (!returned.load()) std::this_thread::yield();
+    return {asleep, WakeCounting::calls.load()};
+}
+
 // A helping wait with nothing to run sleeps on its worker's helper word
 // (H5) until its group's last done() wakes it (K2): it does not spin for as
 // long as the group is not done. Counted through the platform: the only
 // worker is the only thread that enters futex_wait here. Eight rounds on
-// the one worker, each done() coming once the wait sleeps: every sleep must
-// leave the word as it found it (H5's leave), or a later done() finds no
-// sleeper announced and wakes nobody (the hang watchdog reports it).
+// the one worker: every sleep must leave the word as it found it (H5's
+// leave), or a later done() finds no sleeper announced and wakes nobody
+// (the hang watchdog reports it).
 TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
     Pool pool(zap::Config{.max_threads = 1});
     for (int round = 0; round < 8; ++round) {
         Group group;
-        group.add(1);
-        std::atomic<bool> started{false}, returned{false};
-        pool.spawn([&] {
-            started = true;
-            group.wait();
-            returned = true;
-        });
-        while (!started.load()) std::this_thread::yield();
-        // Within microseconds; the 10 s only end the wait if it never sleeps.
-        const auto until = std::chrono::steady_clock::now() + 10s;
-        while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
-            std::this_thread::sleep_for(1ms);
-        const int asleep = WakeCounting::sleeping.load();
-        group.done();
-        while (!returned.load()) std::this_thread::yield();
-        ASSERT_GT(asleep, 0) << "round " << round
-                             << ": a helping wait with nothing to run never slept: it spun (helping_wait.hpp H5)";
+        const Round seen = sleep_then_done(pool, group, [&] { group.wait(); });
+        ASSERT_GT(seen.asleep, 0) << "round " << round
+                                  << ": a helping wait with nothing to run never slept: it spun (helping_wait.hpp H5)";
     }
 }
 
@@ -139,25 +155,10 @@ TEST(HelpingWakes, AnIsolatedWaitWithNothingToRunSleepsAndItsLastDoneWakesIt) {
     long wakes = 0;
     for (int round = 0; round < 5; ++round) {
         Group group;
-        group.add(1);
-        std::atomic<bool> started{false}, returned{false};
-        pool.spawn([&] {
-            started = true;
-            pool.isolate([&] { group.wait(); });
-            returned = true;
-        });
-        while (!started.load()) std::this_thread::yield();
-        // Within microseconds; the 10 s only end the wait if it never sleeps.
-        const auto until = std::chrono::steady_clock::now() + 10s;
-        while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
-            std::this_thread::sleep_for(1ms);
-        const int asleep = WakeCounting::sleeping.load();
-        WakeCounting::reset();
-        group.done();
-        while (!returned.load()) std::this_thread::yield();
-        wakes += WakeCounting::calls.load();
-        ASSERT_GT(asleep, 0) << "round " << round
-                             << ": an isolated wait with nothing to run never slept: it spun (isolation.hpp I4)";
+        const Round seen = sleep_then_done(pool, group, [&] { pool.isolate([&] { group.wait(); }); });
+        wakes += seen.wakes;
+        ASSERT_GT(seen.asleep, 0) << "round " << round
+                                  << ": an isolated wait with nothing to run never slept: it spun (isolation.hpp I4)";
     }
     EXPECT_GE(wakes, 1) << "no last done() woke the isolated wait: its group was never armed (K2), only timeouts "
                            "ended its sleeps";
