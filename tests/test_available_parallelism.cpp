@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hang_watchdog.hpp"
+
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -93,6 +95,20 @@ TEST(CgroupV2, AnAncestorsTighterQuotaHolds) {
     EXPECT_EQ(sys.bound(), 1u);
     sys.write("/sys/fs/cgroup/app/worker/cpu.max", "500000 100000\n");  // a quota of its own, looser
     EXPECT_EQ(sys.bound(), 3u);
+}
+
+// A hierarchy ends at its mount point: a cpu.max above it is not read. And
+// only a cgroup file system is a hierarchy: a tmpfs whose options name "cpu"
+// is not a v1 cpu controller.
+TEST(CgroupV2, NothingAboveTheMountPointNorOnAnotherFileSystemCounts) {
+    FakeSystem sys = v2_with("max 100000\n");
+    sys.write("/sys/fs/cpu.max", "100000 100000\n");
+    EXPECT_EQ(sys.bound(), std::nullopt) << "a quota above the mount point was taken";
+    sys.write("/proc/self/cgroup", std::string("4:cpu:/job\n") + v2_cgroup);
+    sys.write("/proc/self/mountinfo", std::string(v2_mounts) + "41 30 0:40 / /sys/fs/cgroup/fake rw - tmpfs tmpfs rw,cpu\n");
+    sys.write("/sys/fs/cgroup/fake/job/cpu.cfs_quota_us", "100000\n");
+    sys.write("/sys/fs/cgroup/fake/job/cpu.cfs_period_us", "100000\n");
+    EXPECT_EQ(sys.bound(), std::nullopt) << "a tmpfs was read as a cgroup v1 hierarchy";
 }
 
 // The files are closed after reading: a thousand reads leave no file

@@ -325,10 +325,10 @@ public:
             closed.notified = true;
             closed.state = detail::State::shutdown;
             closed.idle = 1;  // now `closers`: ours, for the calls below (P5)
-            // Release: heads the release sequence that join()'s acquire of Sync
-            // reads through the workers' fetch_sub, so every schedule() that
-            // happened before us is visible to the drain (B5). The acquire
-            // half is stronger than needed (docs/orderings.md).
+            // Release: a helper's acquire of Sync that reads it (H6) sees every
+            // schedule() before us in its first search; the drain (B5) sees
+            // them through release_closer() too. The acquire half is stronger
+            // than needed (docs/orderings.md).
             if (!cas_sync(sync, closed, std::memory_order_acq_rel)) continue;
             if (wake_idle) idle_event_.shutdown();
             Helping::wake_all(*this);  // H7 (K3): helpers asleep in H5 watch Sync, not the idle event
