@@ -3,6 +3,14 @@
 // (available_parallelism.hpp). The quota cases read a fake system tree (the
 // `system_root` seam); the mask is narrowed for real, in-process here, and
 // by `taskset -c 0` in the ctest unit.available_parallelism.taskset.
+//
+// Built with libstdc++'s assertions, in this file only: the parsing reads
+// fields of lines, optional values and the ends of paths, and a read past
+// what is there (a malformed line read unchecked, an empty optional) is
+// undefined behaviour that a plain build lets pass unseen; here it aborts.
+#ifndef _GLIBCXX_ASSERTIONS
+#define _GLIBCXX_ASSERTIONS 1
+#endif
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -109,6 +117,20 @@ TEST(CgroupV2, NothingAboveTheMountPointNorOnAnotherFileSystemCounts) {
     sys.write("/sys/fs/cgroup/fake/job/cpu.cfs_quota_us", "100000\n");
     sys.write("/sys/fs/cgroup/fake/job/cpu.cfs_period_us", "100000\n");
     EXPECT_EQ(sys.bound(), std::nullopt) << "a tmpfs was read as a cgroup v1 hierarchy";
+}
+
+// Lines the kernel never writes are skipped, not read past their end: too
+// few fields before " - " or after it. And a hierarchy mounted for which
+// /proc/self/cgroup has no line of the process gives no bound.
+TEST(CgroupV2, MalformedMountLinesAndHierarchiesWithoutOurCgroupAreSkipped) {
+    FakeSystem sys = v2_with("200000 100000\n");
+    sys.write("/proc/self/mountinfo", std::string(v2_mounts) +
+                                          "1 2 - cgroup2 cgroup2 rw\n"                              // 2 fields before
+                                          "31 22 0:27 / - cgroup2 cgroup2 rw\n"                     // 4 fields before
+                                          "32 22 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup\n");  // 2 after
+    EXPECT_EQ(sys.bound(), 2u);
+    sys.write("/proc/self/cgroup", "4:cpu:/job\n");  // no v2 line: the cgroup2 mount is not ours
+    EXPECT_EQ(sys.bound(), std::nullopt);
 }
 
 // The files are closed after reading: a thousand reads leave no file
