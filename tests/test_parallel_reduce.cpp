@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -115,6 +116,25 @@ TEST(ParallelReduce, FromOutsideTheCallerComputesTheSameTreeWhileTheOnlyWorkerIs
     const float sum = pool_sum(pool, v);
     EXPECT_TRUE(held.release()) << "the reduction waited for the held worker";
     EXPECT_EQ(std::bit_cast<std::uint32_t>(sum), std::bit_cast<std::uint32_t>(expected));
+}
+
+// Step 3: a part longer than the grain forks its halves, so the two halves
+// of the top split run at once on a pool of two (16 indices, a grain of 2):
+// the lower half's first index waits for the upper half's first to start.
+// Had the top been computed serially, as a part no longer than the grain is,
+// the lower half would wait for ever (the watchdog reports it).
+TEST(ParallelReduce, TheHalvesOfALongPartRunAtOnce) {
+    zap::ThreadPool pool(threads(2));
+    std::atomic<bool> upper_started{false};
+    const long sum = pool.parallel_reduce(
+        0, 16, 0L,
+        [&](int i) {
+            if (i == 8) upper_started = true;
+            while (i == 0 && !upper_started.load()) std::this_thread::yield();
+            return static_cast<long>(i);
+        },
+        [](long a, long b) { return a + b; });
+    EXPECT_EQ(sum, 120);
 }
 
 TEST(ParallelReduce, DoubleTransformReduceIsBitwiseTheSameOnEveryPoolSize) {
