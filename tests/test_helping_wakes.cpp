@@ -40,6 +40,7 @@ struct WakeCounting : zap::LinuxPlatform {
     // until the test lets it go (none by default).
     static inline std::atomic<std::thread::id> held_after_wake{};
     static inline std::atomic<bool> let_go{false};
+    static inline std::atomic<bool> holding{false};  // that thread is held now
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc loc = Loc::current()) noexcept {
         ++sleeps;
@@ -47,7 +48,9 @@ struct WakeCounting : zap::LinuxPlatform {
         const bool woke = zap::LinuxPlatform::futex_wait(word, expected, timeout, loc);
         --sleeping;
         if (std::this_thread::get_id() == held_after_wake.load()) {
+            holding = true;
             while (!let_go.load()) std::this_thread::yield();
+            holding = false;
         }
         return woke;
     }
@@ -207,6 +210,45 @@ TEST(HelpingWakes, AHelperAsleepWhenThePoolShutsDownStillRunsWhatIsQueued) {
     pool.join();
     WakeCounting::held_after_wake = std::thread::id{};
     EXPECT_TRUE(second_done.load());
+}
+
+// H4-H5: a helping wait leaves a notification meant for a signaled worker
+// to that worker, and sleeps meanwhile rather than looking again and again.
+// One worker runs a task that will wait; the other is idle. A task from
+// outside signals the idle worker, which is held between its wake-up and its
+// return from futex_wait, so `notified` stays set with the state signaled;
+// only then does the first task wait, with nothing it may run. It must
+// sleep: the notification is not its to take.
+TEST(HelpingWakes, AHelpingWaitSleepsBesideANotificationMeantForASignaledWorker) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    Pool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<bool> go{false}, returned{false};
+    std::atomic<std::thread::id> other{};
+    pool.spawn([&] {
+        while (!go.load()) std::this_thread::yield();
+        group.wait();
+        returned = true;
+    });
+    pool.spawn([&] { other = std::this_thread::get_id(); });  // the other worker: the first one is busy
+    while (other.load() == std::thread::id{}) std::this_thread::yield();
+    while (WakeCounting::sleeping.load() < 1) std::this_thread::yield();  // it is idle, asleep
+    WakeCounting::let_go = false;
+    WakeCounting::held_after_wake = other.load();
+    pool.spawn([&] { group.done(); });  // signals it
+    while (!WakeCounting::holding.load()) std::this_thread::yield();
+    go = true;
+    // Within microseconds; the 10 s only end the look if the wait never sleeps.
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (WakeCounting::sleeping.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    const int asleep = WakeCounting::sleeping.load();
+    WakeCounting::let_go = true;
+    while (!returned.load()) std::this_thread::yield();
+    WakeCounting::held_after_wake = std::thread::id{};
+    EXPECT_GT(asleep, 0) << "the helping wait looked again and again at a notification meant for the signaled "
+                            "worker instead of sleeping (H5)";
 }
 
 // After shutdown() too (H6): a helping wait with nothing to run, started
