@@ -251,6 +251,41 @@ TEST(HelpingWakes, AHelpingWaitSleepsBesideANotificationMeantForASignaledWorker)
                             "worker instead of sleeping (H5)";
 }
 
+// H8: a helping wait re-posts a notification it took only while it has not
+// found the queues empty since. Worker 0 waits (asleep), worker 1 runs a
+// long task; a task from outside wakes the helper (K1), which takes the
+// notification, runs the task, finds nothing more and sleeps again. Once
+// worker 1 has gone idle, the group's last done() wakes the helper (one
+// futex_wake): leaving, it owes nothing, so it wakes nobody else. Were it
+// still to owe the notification, its re-post would wake the idle worker for
+// nothing (a second futex_wake).
+TEST(HelpingWakes, AHelpingWaitThatFoundTheQueuesEmptyLeavesOwingNothing) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    Pool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<bool> returned{false}, long_started{false}, release{false}, ran{false};
+    pool.spawn([&] {
+        group.wait();
+        returned = true;
+    });
+    while (WakeCounting::sleeping.load() < 2) std::this_thread::yield();  // the waiter and the idle worker
+    pool.spawn([&] {
+        long_started = true;
+        while (!release.load()) std::this_thread::yield();
+    });
+    while (!long_started.load()) std::this_thread::yield();
+    while (WakeCounting::sleeping.load() < 1) std::this_thread::yield();  // the waiter
+    pool.spawn([&] { ran = true; });  // nobody idle, nobody to spawn: K1 wakes the waiter, which runs it
+    while (!ran.load()) std::this_thread::yield();
+    release = true;
+    while (WakeCounting::sleeping.load() < 2) std::this_thread::yield();  // both asleep again
+    WakeCounting::reset();
+    group.done();
+    while (!returned.load()) std::this_thread::yield();
+    EXPECT_EQ(WakeCounting::calls.load(), 1) << "the helping wait re-posted a notification it no longer owed (H8)";
+}
+
 // After shutdown() too (H6): a helping wait with nothing to run, started
 // once shutdown() has returned, sleeps until its group is done rather than
 // searching in a loop.
