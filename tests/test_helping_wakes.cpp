@@ -41,9 +41,19 @@ struct WakeCounting : zap::LinuxPlatform {
     static inline std::atomic<std::thread::id> held_after_wake{};
     static inline std::atomic<bool> let_go{false};
     static inline std::atomic<bool> holding{false};  // that thread is held now
+    // Timed sleeps: the longest timeout asked for, and the timeout of the
+    // first timed sleep after `mark` was set (-1 until then).
+    static inline std::atomic<long> longest_timeout_ns{0};
+    static inline std::atomic<bool> mark{false};
+    static inline std::atomic<long> timeout_after_mark_ns{-1};
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc loc = Loc::current()) noexcept {
         ++sleeps;
+        if (timeout != nullptr) {
+            const long ns = static_cast<long>(timeout->count());
+            if (ns > longest_timeout_ns.load()) longest_timeout_ns = ns;
+            if (mark.exchange(false)) timeout_after_mark_ns = ns;
+        }
         ++sleeping;
         const bool woke = zap::LinuxPlatform::futex_wait(word, expected, timeout, loc);
         --sleeping;
@@ -312,6 +322,47 @@ TEST(HelpingWakes, AfterShutdownAHelpingWaitWithNothingToRunStillSleeps) {
     group.done();
     while (!returned.load()) std::this_thread::yield();
     EXPECT_GE(slept, 1) << "after shutdown a helping wait with nothing to run spun instead of sleeping (H6)";
+}
+
+// H6: after shutdown a helping wait sleeps between searches with a timeout
+// that doubles (its backoff), and starts the doubling afresh once it has run
+// a task. Worker 0 waits; worker 1, once the pool is shut down and the
+// helper's timeouts have grown past 0.5 ms, schedules a task into its own
+// ring and waits for it without helping: only the helper can run it, found
+// by a search at one of those timeouts (no notify() wakes anyone after
+// shutdown). Its next timed sleep must be short again, not at the 1 ms cap.
+TEST(HelpingWakes, AfterShutdownAHelpingWaitThatRanATaskSleepsBrieflyAgain) {
+    Group group;  // outlives the pool's tasks
+    group.add(1);
+    WakeCounting::longest_timeout_ns = 0;
+    WakeCounting::mark = false;
+    WakeCounting::timeout_after_mark_ns = -1;
+    Pool pool(zap::Config{.max_threads = 2});
+    pool.warm(2);
+    std::atomic<bool> other_started{false}, shut{false}, ran{false};
+    pool.spawn([&] {
+        while (!other_started.load()) std::this_thread::yield();  // so the next task runs on the other worker
+        group.wait();
+    });
+    pool.spawn([&] {
+        other_started = true;
+        while (!shut.load()) std::this_thread::yield();
+        while (WakeCounting::longest_timeout_ns.load() < 500'000) std::this_thread::yield();
+        pool.spawn([&] {  // into this worker's ring: allowed from a task after shutdown
+            ran = true;
+            WakeCounting::mark = true;
+        });
+        while (!ran.load()) std::this_thread::yield();
+    });
+    while (WakeCounting::sleeping.load() < 1) std::this_thread::yield();  // the helper, asleep
+    pool.shutdown();
+    shut = true;
+    while (WakeCounting::timeout_after_mark_ns.load() < 0) std::this_thread::yield();
+    const long next = WakeCounting::timeout_after_mark_ns.load();
+    group.done();
+    pool.join();
+    EXPECT_LT(next, 100'000) << "after running a task, the helper's next sleep kept the grown timeout (" << next
+                             << " ns): its backoff was not started afresh (H6)";
 }
 
 // 8 workers, 8 groups, each waited for by a task; each group's last done()
