@@ -153,7 +153,13 @@ done
 # quick compiler alone (MCMutDup took 1.5 s of CPU instead of 2.6, the
 # longest, MCSeedJoinHang, 40 s either way). The claims keep both: MCSpin
 # took 8% more CPU without C2.
-java_opts=(-XX:+UseParallelGC)
+# TLC writes the standard modules it parses (Naturals.tla ...) into Java's
+# temporary directory: one of its own, or two TLC processes at once (ctest
+# -j2: this script and tools/figures' trace check) may read each other's
+# half-written copy (seen once: a parse error, NullPointerException).
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zap-tla.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+java_opts=(-XX:+UseParallelGC "-Djava.io.tmpdir=$tmp")
 [ "$kind" != teeth ] || java_opts+=(-XX:TieredStopAtLevel=1)
 tlc_cmd=()
 if [ -n "${TLA2TOOLS_JAR:-}" ] && [ -f "${TLA2TOOLS_JAR}" ]; then
@@ -171,9 +177,6 @@ if [ "${tlc_cmd[0]}" = java ] && ! command -v java >/dev/null 2>&1; then
   echo "SKIPPED: tla2tools.jar found but no java on PATH"
   exit 77
 fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zap-tla.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 
 # The property names listed under PROPERTY/PROPERTIES in a config.
 config_properties() {

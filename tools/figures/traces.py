@@ -161,10 +161,13 @@ SPECS = {
 # ---- running a checker ---------------------------------------------------------
 
 
-def tlc_command():
+def tlc_command(tmp):
+    """TLC, with Java's temporary directory in `tmp`: TLC writes the standard
+    modules it parses there, and another TLC at once (tla/run.sh under ctest
+    -j2) must not read a half-written copy."""
     jar = os.environ.get("TLA2TOOLS_JAR") or "/opt/tla/tla2tools.jar"
     if os.path.isfile(jar) and shutil.which("java"):
-        return ["java", "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC"]
+        return ["java", "-XX:+UseParallelGC", "-Djava.io.tmpdir=" + tmp, "-cp", jar, "tlc2.TLC"]
     if shutil.which("tlc"):
         return ["tlc"]
     return None
@@ -185,7 +188,7 @@ def zap_line(path, text, nth):
 def run_checker(spec, build_dir, tmp):
     """The checker's output, or None when the checker (or its binary) is missing."""
     if spec["kind"] == "tla":
-        tlc = tlc_command()
+        tlc = tlc_command(tmp)
         if tlc is None:
             return None
         # One worker and a fixed seed and fingerprint: the same trace every
