@@ -23,6 +23,8 @@
 
 namespace {
 
+using Call = BasicCall<zap::StdPlatform>;
+
 zap::Config one_worker() {
     zap::Config config;
     config.max_threads = 1;
@@ -105,6 +107,24 @@ TEST(IdleTasks, ARequeuingIdleTaskDoesNotStarveTheWorker) {
     EXPECT_LT(stopper.runs_seen.load(), 1000) << "one run per idle turn, and the worker had few idle turns";
 }
 
+TEST(IdleTasks, EveryIdleTaskQueuedBeforeAnIdleTurnRunsInIt) {
+    // A task queues three idle tasks on its worker and returns: the worker
+    // has nothing else to do, so it runs all three and sleeps. A turn that
+    // ran only the first would leave the others queued beside the sleeping
+    // worker, with nothing left to wake it until the pool shuts down.
+    zap::ThreadPool pool(one_worker());
+    std::atomic<int> ran{0};
+    Call idle[3] = {Call([&] { ++ran; }), Call([&] { ++ran; }), Call([&] { ++ran; })};
+    Call queuer([&] {
+        for (Call& task : idle) pool.schedule_idle(task);
+    });
+    pool.schedule(queuer);
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);  // far above the microseconds it takes
+    while (ran.load() < 3 && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    EXPECT_EQ(ran.load(), 3) << "idle tasks were left queued beside their sleeping worker";
+}
+
 TEST(IdleTasks, ShutdownRunsIdleTasksUntilNoneIsLeft) {
     // Never stopped: the requeuer runs `limit` times before join() returns.
     constexpr int limit = 50;
@@ -142,8 +162,6 @@ TEST(IdleTasks, AnIdleTaskReQueuedWhileItsWorkerLeavesRunsOnThatWorker) {
     EXPECT_EQ(idle.runs_after, after);
     EXPECT_EQ(idle.elsewhere.load(), 0) << "an idle task ran on a thread other than its worker";
 }
-
-using Call = BasicCall<zap::StdPlatform>;
 
 // A worker's last idle task: keeps itself queued until shutdown() has
 // returned, then calls `last` - while its worker is leaving, after B2's

@@ -8,8 +8,9 @@
 // running a task of its region that waits for it).
 //
 // Each case is played, not hoped for: the platform below stops the waiting
-// worker in Queue::release_consumer, its consumer lock still held, until
-// the other worker has searched, missed the queue and gone to sleep; then
+// worker inside its search - in Queue::release_consumer, its consumer lock
+// still held, or just before it puts tasks it moved back where others look -
+// until the other worker has searched, missed them and gone to sleep; then
 // lets it go. A task that is never announced waits for ever beside the
 // sleeping worker; a watchdog far above the microseconds each case takes
 // reports it and ends the process.
@@ -22,7 +23,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string>
+#include <string_view>
 #include <functional>
 #include <thread>
 
@@ -38,33 +40,55 @@ struct GatePlatform : zap::StdPlatform {
     using Loc = zap::SourceLocation;
     static constexpr std::uint32_t ring_capacity = 2;
 
-    // The gate: the thread named in `gated` stops at its next release of a
-    // queue's consumer lock (queue.hpp step 4, the one fetch_sub of
-    // Queue::release_consumer), before the lock is released, and stays there
-    // until `open`. Once: the stop clears `gated`.
+    // The gate: the thread named in `gated` stops at its next load or
+    // fetch_sub in function `function` of header `file`, before the
+    // operation, and stays there until `open`. Once: the stop clears
+    // `gated`. By default the one fetch_sub of Queue::release_consumer
+    // (queue.hpp step 4): the consumer lock is still held there.
     static inline std::atomic<std::thread::id> gated{};
+    static inline std::atomic<const char*> file{"/queue.hpp"};
+    static inline std::atomic<const char*> function{"release_consumer"};
     static inline std::atomic<bool> holding{false};
     static inline std::atomic<bool> open{false};
     static inline std::atomic<int> sleeping{0};
 
     static void reset() {
         gated = std::thread::id{};
+        stop_in("/queue.hpp", "release_consumer");
         holding = false;
         open = false;
     }
 
+    static void stop_in(const char* header, const char* name) {
+        file = header;
+        function = name;
+    }
+
+    // g++ names a function in full ("bool zap::detail::Queue<P>::push(...)
+    // [with ...]"), clang 14 by its bare name.
+    static bool at(Loc loc) noexcept {
+        const std::string_view where = loc.file_name();
+        const std::string_view name = loc.function_name();
+        const std::string_view wanted = function.load();
+        return where.ends_with(file.load()) &&
+               (name == wanted || name.find("::" + std::string(wanted) + "(") != std::string_view::npos);
+    }
+
     static void stop_at(Loc loc) noexcept {
-        if (gated.load() != std::this_thread::get_id()) return;
-        if (std::strstr(loc.function_name(), "release_consumer") == nullptr) return;
+        if (gated.load() != std::this_thread::get_id() || !at(loc)) return;
         gated = std::thread::id{};
         holding = true;
         while (!open.load()) std::this_thread::sleep_for(100us);
     }
 
-    // The production atomic with the gate in front of its fetch_sub.
+    // The production atomic with the gate in front of its loads and fetch_subs.
     template <class T>
     struct Atomic : zap::StdPlatform::Atomic<T> {
         using zap::StdPlatform::Atomic<T>::Atomic;
+        T load(std::memory_order order, Loc loc = Loc::current()) const noexcept {
+            stop_at(loc);
+            return zap::StdPlatform::Atomic<T>::load(order, loc);
+        }
         T fetch_sub(T value, std::memory_order order, Loc loc = Loc::current()) noexcept {
             stop_at(loc);
             return zap::StdPlatform::Atomic<T>::fetch_sub(value, order, loc);
@@ -134,6 +158,17 @@ void play(const std::function<void(Pool&)>& x, const char* stranded) {
     pool.join();
 }
 
+// Spawns a task that O takes and runs until the gate holds I: O searches
+// only then, while I holds what it moved.
+void keep_the_other_busy(Pool& pool) {
+    std::atomic<bool> busy{false};
+    pool.spawn([&busy] {
+        busy = true;
+        expect([] { return GatePlatform::holding.load(); }, "setup: the isolated wait never reached the gate");
+    });
+    expect([&] { return busy.load(); }, "setup: the other worker never took the busy task");
+}
+
 // The set-aside tasks (helping_wait.hpp, help_isolated: a search that moved
 // tasks of other regions and found none of its own). X, outside any region,
 // spawns three tasks that count down a WaitGroup, then waits for it inside
@@ -146,12 +181,7 @@ TEST(IsolationAnnounces, TasksOfOtherRegionsItPutBack) {
     for (int round = 0; round < 5; ++round) {
         play(
             [](Pool& pool) {
-                std::atomic<bool> busy{false};
-                pool.spawn([&] {  // keeps O away from I's queue until the wait holds it
-                    busy = true;
-                    expect([] { return GatePlatform::holding.load(); }, "setup: the isolated wait never held its queue");
-                });
-                expect([&] { return busy.load(); }, "setup: the other worker never took the busy task");
+                keep_the_other_busy(pool);
                 WaitGroup outside;
                 outside.add(3);
                 for (int i = 0; i < 3; ++i) pool.spawn([&] { outside.done(); });
@@ -209,6 +239,110 @@ TEST(IsolationAnnounces, ATaskPushedWhileItHeldTheQueue) {
                 });
             },
             "stranded: a task pushed into a queue while the isolated wait held it was not announced");
+    }
+}
+
+// The tasks above the region's newest in the waiter's own ring (worker.hpp,
+// take_back_of, I3a). Inside isolate(), X spawns R, then, in a region of
+// its own, A on top of it. The wait takes A off the ring to reach R and
+// stops at the gate before it pushes A back; O, busy until then, searches,
+// finds both rings empty and sleeps. The gate opens: the wait runs R, which
+// waits for A. Only O can run A, and only the wait knows it moved A.
+TEST(IsolationAnnounces, TasksItTookOffItsRingAndPutBack) {
+    for (int round = 0; round < 5; ++round) {
+        play(
+            [](Pool& pool) {
+                keep_the_other_busy(pool);
+                std::atomic<bool> a_ran{false};
+                pool.isolate([&] {
+                    WaitGroup r_done;
+                    r_done.add(1);
+                    pool.spawn([&] {  // R
+                        expect([&] { return a_ran.load(); },
+                               "stranded: the isolated wait took a task off its ring and put it back without a "
+                               "notify, and the other worker slept beside it");
+                        r_done.done();
+                    });
+                    pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
+                    GatePlatform::stop_in("/buffer.hpp", "push");  // take_back_of's push of A
+                    GatePlatform::gated = std::this_thread::get_id();
+                    r_done.wait();
+                });
+            },
+            "stranded: a task the isolated wait put back on its ring was not announced");
+    }
+}
+
+// The region's tasks the wait keeps beyond the one it runs (worker.hpp,
+// take_queue_of, I3b). Inside isolate(), X forks three members: the ring of
+// two overflows, so I's queue gets two and its ring one. The wait runs the
+// ring's member first; its next search takes both of the queue's and stops
+// at the gate, holding the queue; O, busy until then, finds I's ring empty
+// and its queue held, and sleeps. The gate opens: the wait keeps one member
+// in its ring and runs the other, which waits for the kept one. Only O can
+// run that, and only the wait knows it is there.
+TEST(IsolationAnnounces, TasksOfItsRegionItKeptForLater) {
+    for (int round = 0; round < 5; ++round) {
+        play(
+            [](Pool& pool) {
+                keep_the_other_busy(pool);
+                const std::thread::id waiter = std::this_thread::get_id();
+                std::atomic<int> on_waiter{0};
+                std::atomic<bool> ran_on_o{false};
+                pool.isolate([&] {
+                    TaskGroup group(pool);
+                    for (int i = 0; i < 3; ++i) {
+                        group.run([&] {
+                            if (std::this_thread::get_id() != waiter) {
+                                ran_on_o = true;
+                            } else if (on_waiter++ == 1) {  // the queue's member the wait ran
+                                expect([&] { return ran_on_o.load(); },
+                                       "stranded: the isolated wait kept a task of its region in its ring without "
+                                       "a notify, and the other worker slept beside it");
+                            }
+                        });
+                    }
+                    GatePlatform::gated = waiter;
+                    group.wait();
+                });
+            },
+            "stranded: a task of the region the isolated wait kept for later was not announced");
+    }
+}
+
+// The tasks of other regions claimed on the way to the region's oldest in
+// another worker's ring (worker.hpp, claim_from, I3c). Inside isolate(), X
+// forks W, which O takes; W spawns A in a region of its own, then R above
+// it, both into O's ring. The wait claims A and R off O's ring and stops at
+// the gate before it pushes A into its own queue; W returns and O, finding
+// nothing anywhere, sleeps. The gate opens: the wait runs R, which waits
+// for A. Only O can run A, and only the wait knows where it went.
+TEST(IsolationAnnounces, TasksOfOtherRegionsItClaimedOnTheWay) {
+    for (int round = 0; round < 5; ++round) {
+        play(
+            [](Pool& pool) {
+                std::atomic<bool> w_ready{false};
+                std::atomic<bool> a_ran{false};
+                pool.isolate([&] {
+                    TaskGroup group(pool);
+                    group.run([&] {  // W, on O
+                        pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
+                        group.run([&] {  // R
+                            expect([&] { return a_ran.load(); },
+                                   "stranded: the isolated wait moved a task of another region into its queue "
+                                   "without a notify, and the other worker slept beside it");
+                        });
+                        w_ready = true;
+                        expect([] { return GatePlatform::holding.load(); },
+                               "setup: the isolated wait never claimed from the other worker's ring");
+                    });
+                    expect([&] { return w_ready.load(); }, "setup: the other worker never took W");
+                    GatePlatform::stop_in("/queue.hpp", "push");  // claim_from's push of A
+                    GatePlatform::gated = std::this_thread::get_id();
+                    group.wait();
+                });
+            },
+            "stranded: a task of another region the isolated wait claimed was not announced");
     }
 }
 
