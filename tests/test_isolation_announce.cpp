@@ -14,6 +14,10 @@
 // lets it go. A task that is never announced waits for ever beside the
 // sleeping worker; a watchdog far above the microseconds each case takes
 // reports it and ends the process.
+//
+// The last case counts instead of gating: an isolated search sorts the whole
+// of a queue it takes, so a task of its region behind others is found
+// without a sleep per task in front of it.
 #include <zap/zap.hpp>
 
 #include <gtest/gtest.h>
@@ -57,6 +61,7 @@ struct GatePlatform : zap::StdPlatform {
         stop_in("/queue.hpp", "release_consumer");
         holding = false;
         open = false;
+        helper_sleeps = 0;
     }
 
     static void stop_in(const char* header, const char* name) {
@@ -64,27 +69,40 @@ struct GatePlatform : zap::StdPlatform {
         function = name;
     }
 
+    // The count: the sleeps that the thread named in `watched` entered on
+    // its helper word (helper_word.hpp, enter()'s fetch_add).
+    static inline std::atomic<std::thread::id> watched{};
+    static inline std::atomic<int> helper_sleeps{0};
+
     // g++ names a function in full ("bool zap::detail::Queue<P>::push(...)
     // [with ...]"), clang 14 by its bare name.
-    static bool at(Loc loc) noexcept {
+    static bool at(Loc loc, std::string_view header, std::string_view wanted) noexcept {
         const std::string_view where = loc.file_name();
         const std::string_view name = loc.function_name();
-        const std::string_view wanted = function.load();
-        return where.ends_with(file.load()) &&
+        return where.ends_with(header) &&
                (name == wanted || name.find("::" + std::string(wanted) + "(") != std::string_view::npos);
     }
 
     static void stop_at(Loc loc) noexcept {
-        if (gated.load() != std::this_thread::get_id() || !at(loc)) return;
+        if (gated.load() != std::this_thread::get_id() || !at(loc, file.load(), function.load())) return;
         gated = std::thread::id{};
         holding = true;
         while (!open.load()) std::this_thread::sleep_for(100us);
     }
 
-    // The production atomic with the gate in front of its loads and fetch_subs.
+    static void count_at(Loc loc) noexcept {
+        if (watched.load() == std::this_thread::get_id() && at(loc, "/helper_word.hpp", "enter")) ++helper_sleeps;
+    }
+
+    // The production atomic with the gate in front of its loads and
+    // fetch_subs, and the count in front of its fetch_adds.
     template <class T>
     struct Atomic : zap::StdPlatform::Atomic<T> {
         using zap::StdPlatform::Atomic<T>::Atomic;
+        T fetch_add(T value, std::memory_order order, Loc loc = Loc::current()) noexcept {
+            count_at(loc);
+            return zap::StdPlatform::Atomic<T>::fetch_add(value, order, loc);
+        }
         T load(std::memory_order order, Loc loc = Loc::current()) const noexcept {
             stop_at(loc);
             return zap::StdPlatform::Atomic<T>::load(order, loc);
@@ -343,6 +361,53 @@ TEST(IsolationAnnounces, TasksOfOtherRegionsItClaimedOnTheWay) {
                 });
             },
             "stranded: a task of another region the isolated wait claimed was not announced");
+    }
+}
+
+// An isolated search sorts the whole of a queue it takes (worker.hpp,
+// take_queue_of): a task of its region behind tasks of other regions is
+// found in the same search, not one sleep per task in front of it. With a
+// ring of four, W (on O) spawns A1-A4 in a region of its own, then R of
+// X's region: the fifth push moves A1, A2 and R, in that order, into O's
+// queue. W then waits for R, so that nothing on O moves; X's wait must run
+// R without having slept.
+struct RingOf4 : GatePlatform {
+    static constexpr std::uint32_t ring_capacity = 4;
+};
+
+TEST(IsolationSearch, FindsItsTaskBehindOthersInAQueueWithoutSleeping) {
+    using Pool4 = zap::BasicThreadPool<RingOf4>;
+    for (int round = 0; round < 5; ++round) {
+        GatePlatform::reset();
+        Pool4 pool(zap::Config{.max_threads = 2});
+        pool.warm(2);
+        std::atomic<bool> w_ready{false};
+        std::atomic<bool> r_ran{false};
+        std::atomic<int> sleeps_before_r{-1};
+        std::atomic<bool> x_done{false};
+        pool.spawn([&] {  // X
+            pool.isolate([&] {
+                zap::BasicTaskGroup<RingOf4> group(pool);
+                group.run([&] {  // W, on O
+                    pool.isolate([&] {
+                        for (int i = 0; i < 4; ++i) pool.spawn([] {});  // A1-A4
+                    });
+                    group.run([&] {  // R
+                        sleeps_before_r = GatePlatform::helper_sleeps.load();
+                        r_ran = true;
+                    });
+                    w_ready = true;
+                    expect([&] { return r_ran.load(); }, "R never ran");
+                });
+                expect([&] { return w_ready.load(); }, "setup: the other worker never took W");
+                GatePlatform::watched = std::this_thread::get_id();
+                group.wait();
+            });
+            GatePlatform::watched = std::thread::id{};
+            x_done = true;
+        });
+        expect([&] { return x_done.load(); }, "X never finished");
+        EXPECT_EQ(sleeps_before_r.load(), 0) << "the isolated wait slept before it found its task in the queue";
     }
 }
 
