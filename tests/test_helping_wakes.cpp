@@ -46,9 +46,19 @@ struct WakeCounting : zap::LinuxPlatform {
     static inline std::atomic<long> longest_timeout_ns{0};
     static inline std::atomic<bool> mark{false};
     static inline std::atomic<long> timeout_after_mark_ns{-1};
+    // Timed sleeps (a helping wait's after shutdown, H6, or an isolated
+    // one's, I4: the only timed sleeps of the tests that look) whose value
+    // of the helper word does not hold exactly the sleeper bit `announced`
+    // (not looked at while -1): a sleep that K2 could not see.
+    using Sleeper = zap::detail::Helpers<zap::LinuxPlatform>::Sleeper;
+    static constexpr std::uint32_t sleeper_bits =
+        static_cast<std::uint32_t>(Sleeper::helping) | static_cast<std::uint32_t>(Sleeper::isolated);
+    static inline std::atomic<long> announced{-1};
+    static inline std::atomic<long> misannounced{0};
     static bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected, const std::chrono::nanoseconds* timeout,
                            Loc loc = Loc::current()) noexcept {
         ++sleeps;
+        if (timeout != nullptr && announced.load() >= 0 && (expected & sleeper_bits) != announced.load()) ++misannounced;
         if (timeout != nullptr) {
             const long ns = static_cast<long>(timeout->count());
             if (ns > longest_timeout_ns.load()) longest_timeout_ns = ns;
@@ -162,9 +172,13 @@ TEST(HelpingWakes, AHelpingWaitWithNothingToRunSleepsUntilItsGroupIsDone) {
 // and the group's last done() wakes it (K2); its backoff's timeouts (at most
 // 1 ms) only bound a wake it might miss. A round's done() may come while the
 // wait is between two sleeps, finding no sleeper to wake: so across five
-// rounds, not in each, at least one done() must wake the word.
+// rounds, not in each, at least one done() must wake the word. But every
+// one of its sleeps must be announced in the word, the isolated bit alone:
+// each sleep leaves the word as it found it (I4, as H5).
 TEST(HelpingWakes, AnIsolatedWaitWithNothingToRunSleepsAndItsLastDoneWakesIt) {
     Pool pool(zap::Config{.max_threads = 1});
+    WakeCounting::misannounced = 0;
+    WakeCounting::announced = static_cast<long>(WakeCounting::Sleeper::isolated);
     long wakes = 0;
     for (int round = 0; round < 5; ++round) {
         Group group;
@@ -173,8 +187,11 @@ TEST(HelpingWakes, AnIsolatedWaitWithNothingToRunSleepsAndItsLastDoneWakesIt) {
         ASSERT_GT(seen.asleep, 0) << "round " << round
                                   << ": an isolated wait with nothing to run never slept: it spun (isolation.hpp I4)";
     }
+    WakeCounting::announced = -1;
     EXPECT_GE(wakes, 1) << "no last done() woke the isolated wait: its group was never armed (K2), only timeouts "
                            "ended its sleeps";
+    EXPECT_EQ(WakeCounting::misannounced.load(), 0)
+        << "an isolated wait slept with the helper word not announcing it: an earlier sleep did not leave the word";
 }
 
 // Both workers wait, each on its own group, both helpers asleep; two tasks
@@ -298,11 +315,14 @@ TEST(HelpingWakes, AHelpingWaitThatFoundTheQueuesEmptyLeavesOwingNothing) {
 
 // After shutdown() too (H6): a helping wait with nothing to run, started
 // once shutdown() has returned, sleeps until its group is done rather than
-// searching in a loop.
+// searching in a loop; its sleeps end at the backoff's timeouts too, and each
+// leaves the helper word as it found it, so that every later sleep is
+// announced there for K2.
 TEST(HelpingWakes, AfterShutdownAHelpingWaitWithNothingToRunStillSleeps) {
     Pool pool(zap::Config{.max_threads = 1});
     Group group;
     group.add(1);
+    WakeCounting::misannounced = 0;
     std::atomic<bool> started{false}, shut{false}, returned{false};
     pool.spawn([&] {
         started = true;
@@ -313,15 +333,21 @@ TEST(HelpingWakes, AfterShutdownAHelpingWaitWithNothingToRunStillSleeps) {
     while (!started.load()) std::this_thread::yield();
     pool.shutdown();
     const long sleeps_before = WakeCounting::sleeps.load();
+    WakeCounting::announced = static_cast<long>(WakeCounting::Sleeper::helping);
     shut = true;
-    // Within microseconds; the 10 s only end the wait if it never sleeps.
+    // Three sleeps (the first timeouts are microseconds); the 10 s only end
+    // the wait if it never sleeps.
     const auto until = std::chrono::steady_clock::now() + 10s;
-    while (WakeCounting::sleeps.load() == sleeps_before && std::chrono::steady_clock::now() < until)
+    while (WakeCounting::sleeps.load() - sleeps_before < 3 && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(1ms);
     const long slept = WakeCounting::sleeps.load() - sleeps_before;
     group.done();
     while (!returned.load()) std::this_thread::yield();
-    EXPECT_GE(slept, 1) << "after shutdown a helping wait with nothing to run spun instead of sleeping (H6)";
+    WakeCounting::announced = -1;
+    EXPECT_GE(slept, 3) << "after shutdown a helping wait with nothing to run spun instead of sleeping (H6)";
+    EXPECT_EQ(WakeCounting::misannounced.load(), 0)
+        << "after shutdown a helping wait slept with the helper word not announcing it: an earlier sleep did not "
+           "leave the word (H6, as H5)";
 }
 
 // H6: after shutdown a helping wait sleeps between searches with a timeout

@@ -327,7 +327,7 @@ private:
                 continue;
             }
             if (shut_down) {
-                sleep_after_shutdown(self, group, backoff, deadline);  // H6
+                sleep_briefly(self, Helpers<Platform>::Sleeper::helping, group, backoff, deadline);  // H6
             } else if (pool.wait(is_waking, Sleep{pool, self, group, deadline})) {  // H4-H5
                 owes = true;
             } else {
@@ -339,17 +339,16 @@ private:
         if (owes || is_waking) pool.notify({.is_waking = is_waking});  // H8
     }
 
-    // H6: after shutdown nothing wakes a helper for work (every notify()
-    // returns at once), so the sleep lasts until the count is zero (K2) or
-    // the backoff's timeout, and the helper searches again: a task that a
-    // search moved, or an outside wait put back (OC4b), after the shutdown is
-    // found within the backoff's cap.
-    static void sleep_after_shutdown(Worker& self, Group& group, Backoff<Platform>& backoff,
-                                     Deadline<Platform>& deadline) noexcept {
-        using Sleeper = typename Helpers<Platform>::Sleeper;
-        const std::uint32_t entered = self.helper.enter(Sleeper::helping);
+    // H6 and I4: a sleep that nothing but the count wakes (K2). After
+    // shutdown every notify() returns at once; an isolated wait takes no
+    // notification. So it also ends at the backoff's timeout, and the caller
+    // searches again: a task moved after its search (by another search, an
+    // outside wait's put-back, OC4b) is found within the backoff's cap.
+    static void sleep_briefly(Worker& self, typename Helpers<Platform>::Sleeper sleeper, Group& group,
+                              Backoff<Platform>& backoff, Deadline<Platform>& deadline) noexcept {
+        const std::uint32_t entered = self.helper.enter(sleeper);
         if (!group.zero()) self.helper.sleep(entered, backoff, deadline);  // HW1 as for H5, for K2
-        self.helper.leave(Sleeper::helping);
+        self.helper.leave(sleeper);
     }
 
     // isolation.hpp I3-I4: runs its region's tasks until the count is zero
@@ -357,7 +356,6 @@ private:
     // word, armed in the group (K2), until the group's last done() wakes it
     // or the backoff's timeout ends the sleep, and searches again.
     static void help_isolated(Pool& pool, Context& context, Arming& arming, Deadline<Platform>& deadline) noexcept {
-        using Sleeper = typename Helpers<Platform>::Sleeper;
         Worker& self = *context.worker;
         Group& group = arming.group;
         bool is_waking = false;  // an isolated wait never takes a notification, nor the waking role (I4)
@@ -376,9 +374,7 @@ private:
                 if (!arming.arm()) break;
                 continue;
             }
-            const std::uint32_t entered = self.helper.enter(Sleeper::isolated);  // I4
-            if (!group.zero()) self.helper.sleep(entered, backoff, deadline);  // HW1 as for H5, for K2
-            self.helper.leave(Sleeper::isolated);
+            sleep_briefly(self, Helpers<Platform>::Sleeper::isolated, group, backoff, deadline);  // I4
         }
     }
 };
