@@ -159,21 +159,24 @@ void expect(const std::function<bool()>& ready, const char* otherwise) {
 
 // Two workers: X runs on one of them, I, and stops at the gate in its
 // isolated wait; once the other, O, sleeps, the gate opens and X must end.
+// Five rounds, each on a pool of its own.
 void play(const std::function<void(Pool&)>& x, const char* stranded) {
-    GatePlatform::reset();
-    Pool pool(zap::Config{.max_threads = 2});
-    pool.warm(2);
-    std::atomic<bool> x_done{false};
-    pool.spawn([&] {
-        x(pool);
-        x_done = true;
-    });
-    expect([] { return GatePlatform::holding.load(); }, "setup: the isolated wait never released a queue it held");
-    expect([] { return GatePlatform::sleeping.load() == 1; }, "setup: the other worker did not go to sleep");
-    GatePlatform::open = true;
-    expect([&] { return x_done.load(); }, stranded);
-    pool.shutdown();
-    pool.join();
+    for (int round = 0; round < 5; ++round) {
+        GatePlatform::reset();
+        Pool pool(zap::Config{.max_threads = 2});
+        pool.warm(2);
+        std::atomic<bool> x_done{false};
+        pool.spawn([&] {
+            x(pool);
+            x_done = true;
+        });
+        expect([] { return GatePlatform::holding.load(); }, "setup: the isolated wait never reached the gate");
+        expect([] { return GatePlatform::sleeping.load() == 1; }, "setup: the other worker did not go to sleep");
+        GatePlatform::open = true;
+        expect([&] { return x_done.load(); }, stranded);
+        pool.shutdown();
+        pool.join();
+    }
 }
 
 // Spawns a task that O takes and runs until the gate holds I: O searches
@@ -196,19 +199,17 @@ void keep_the_other_busy(Pool& pool) {
 // busy until then - takes the ring's task, finds the queue held and sleeps.
 // The wait puts the two back and must wake O: nobody else will run them.
 TEST(IsolationAnnounces, TasksOfOtherRegionsItPutBack) {
-    for (int round = 0; round < 5; ++round) {
-        play(
-            [](Pool& pool) {
-                keep_the_other_busy(pool);
-                WaitGroup outside;
-                outside.add(3);
-                for (int i = 0; i < 3; ++i) pool.spawn([&] { outside.done(); });
-                GatePlatform::gated = std::this_thread::get_id();
-                pool.isolate([&] { outside.wait(); });
-            },
-            "stranded: the isolated wait put tasks of another region back into its queue without a notify, "
-            "and the other worker slept beside them");
-    }
+    play(
+        [](Pool& pool) {
+            keep_the_other_busy(pool);
+            WaitGroup outside;
+            outside.add(3);
+            for (int i = 0; i < 3; ++i) pool.spawn([&] { outside.done(); });
+            GatePlatform::gated = std::this_thread::get_id();
+            pool.isolate([&] { outside.wait(); });
+        },
+        "stranded: the isolated wait put tasks of another region back into its queue without a notify, "
+        "and the other worker slept beside them");
 }
 
 // The tasks pushed while the wait held a queue (worker.hpp, take_queue_of:
@@ -222,42 +223,40 @@ TEST(IsolationAnnounces, TasksOfOtherRegionsItPutBack) {
 // The gate opens: the wait runs C, which waits for P. Only O can run P, and
 // only the wait knows that P was pushed while it held the queue.
 TEST(IsolationAnnounces, ATaskPushedWhileItHeldTheQueue) {
-    for (int round = 0; round < 5; ++round) {
-        play(
-            [](Pool& pool) {
-                const std::thread::id waiter = std::this_thread::get_id();
-                std::atomic<bool> d_started{false};
-                std::atomic<bool> y_started{false};
-                std::atomic<bool> c_taken{false};
-                std::atomic<bool> p_ran{false};
-                std::atomic<int> started_on_o{0};
-                pool.isolate([&] {
-                    TaskGroup group(pool);
-                    auto member = [&] {
-                        if (std::this_thread::get_id() == waiter) {
-                            if (c_taken.exchange(true)) return;
-                            expect([&] { return p_ran.load(); },
-                                   "stranded: a task pushed into a queue while the isolated wait held it was not "
-                                   "announced, and the other worker slept beside it");
-                        } else if (started_on_o++ == 1) {  // Y: O's first task from its queue
-                            y_started = true;
-                            expect([] { return GatePlatform::holding.load(); },
-                                   "setup: the isolated wait never held the other worker's queue");
-                            group.run([&] { p_ran = true; });  // P: into the held queue
-                        }
-                    };
-                    group.run([&] {  // D, stolen by O while X waits for it
-                        d_started = true;
-                        for (int i = 0; i < 5; ++i) group.run(member);
-                    });
-                    expect([&] { return d_started.load(); }, "setup: the other worker never took D");
-                    expect([&] { return y_started.load(); }, "setup: the other worker never took its queue");
-                    GatePlatform::gated = waiter;
-                    group.wait();
+    play(
+        [](Pool& pool) {
+            const std::thread::id waiter = std::this_thread::get_id();
+            std::atomic<bool> d_started{false};
+            std::atomic<bool> y_started{false};
+            std::atomic<bool> c_taken{false};
+            std::atomic<bool> p_ran{false};
+            std::atomic<int> started_on_o{0};
+            pool.isolate([&] {
+                TaskGroup group(pool);
+                auto member = [&] {
+                    if (std::this_thread::get_id() == waiter) {
+                        if (c_taken.exchange(true)) return;
+                        expect([&] { return p_ran.load(); },
+                               "stranded: a task pushed into a queue while the isolated wait held it was not "
+                               "announced, and the other worker slept beside it");
+                    } else if (started_on_o++ == 1) {  // Y: O's first task from its queue
+                        y_started = true;
+                        expect([] { return GatePlatform::holding.load(); },
+                               "setup: the isolated wait never held the other worker's queue");
+                        group.run([&] { p_ran = true; });  // P: into the held queue
+                    }
+                };
+                group.run([&] {  // D, stolen by O while X waits for it
+                    d_started = true;
+                    for (int i = 0; i < 5; ++i) group.run(member);
                 });
-            },
-            "stranded: a task pushed into a queue while the isolated wait held it was not announced");
-    }
+                expect([&] { return d_started.load(); }, "setup: the other worker never took D");
+                expect([&] { return y_started.load(); }, "setup: the other worker never took its queue");
+                GatePlatform::gated = waiter;
+                group.wait();
+            });
+        },
+        "stranded: a task pushed into a queue while the isolated wait held it was not announced");
 }
 
 // The tasks above the region's newest in the waiter's own ring (worker.hpp,
@@ -267,28 +266,26 @@ TEST(IsolationAnnounces, ATaskPushedWhileItHeldTheQueue) {
 // finds both rings empty and sleeps. The gate opens: the wait runs R, which
 // waits for A. Only O can run A, and only the wait knows it moved A.
 TEST(IsolationAnnounces, TasksItTookOffItsRingAndPutBack) {
-    for (int round = 0; round < 5; ++round) {
-        play(
-            [](Pool& pool) {
-                keep_the_other_busy(pool);
-                std::atomic<bool> a_ran{false};
-                pool.isolate([&] {
-                    WaitGroup r_done;
-                    r_done.add(1);
-                    pool.spawn([&] {  // R
-                        expect([&] { return a_ran.load(); },
-                               "stranded: the isolated wait took a task off its ring and put it back without a "
-                               "notify, and the other worker slept beside it");
-                        r_done.done();
-                    });
-                    pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
-                    GatePlatform::stop_in("/buffer.hpp", "push");  // take_back_of's push of A
-                    GatePlatform::gated = std::this_thread::get_id();
-                    r_done.wait();
+    play(
+        [](Pool& pool) {
+            keep_the_other_busy(pool);
+            std::atomic<bool> a_ran{false};
+            pool.isolate([&] {
+                WaitGroup r_done;
+                r_done.add(1);
+                pool.spawn([&] {  // R
+                    expect([&] { return a_ran.load(); },
+                           "stranded: the isolated wait took a task off its ring and put it back without a "
+                           "notify, and the other worker slept beside it");
+                    r_done.done();
                 });
-            },
-            "stranded: a task the isolated wait put back on its ring was not announced");
-    }
+                pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
+                GatePlatform::stop_in("/buffer.hpp", "push");  // take_back_of's push of A
+                GatePlatform::gated = std::this_thread::get_id();
+                r_done.wait();
+            });
+        },
+        "stranded: a task the isolated wait put back on its ring was not announced");
 }
 
 // The region's tasks the wait keeps beyond the one it runs (worker.hpp,
@@ -300,32 +297,30 @@ TEST(IsolationAnnounces, TasksItTookOffItsRingAndPutBack) {
 // in its ring and runs the other, which waits for the kept one. Only O can
 // run that, and only the wait knows it is there.
 TEST(IsolationAnnounces, TasksOfItsRegionItKeptForLater) {
-    for (int round = 0; round < 5; ++round) {
-        play(
-            [](Pool& pool) {
-                keep_the_other_busy(pool);
-                const std::thread::id waiter = std::this_thread::get_id();
-                std::atomic<int> on_waiter{0};
-                std::atomic<bool> ran_on_o{false};
-                pool.isolate([&] {
-                    TaskGroup group(pool);
-                    for (int i = 0; i < 3; ++i) {
-                        group.run([&] {
-                            if (std::this_thread::get_id() != waiter) {
-                                ran_on_o = true;
-                            } else if (on_waiter++ == 1) {  // the queue's member the wait ran
-                                expect([&] { return ran_on_o.load(); },
-                                       "stranded: the isolated wait kept a task of its region in its ring without "
-                                       "a notify, and the other worker slept beside it");
-                            }
-                        });
-                    }
-                    GatePlatform::gated = waiter;
-                    group.wait();
-                });
-            },
-            "stranded: a task of the region the isolated wait kept for later was not announced");
-    }
+    play(
+        [](Pool& pool) {
+            keep_the_other_busy(pool);
+            const std::thread::id waiter = std::this_thread::get_id();
+            std::atomic<int> on_waiter{0};
+            std::atomic<bool> ran_on_o{false};
+            pool.isolate([&] {
+                TaskGroup group(pool);
+                for (int i = 0; i < 3; ++i) {
+                    group.run([&] {
+                        if (std::this_thread::get_id() != waiter) {
+                            ran_on_o = true;
+                        } else if (on_waiter++ == 1) {  // the queue's member the wait ran
+                            expect([&] { return ran_on_o.load(); },
+                                   "stranded: the isolated wait kept a task of its region in its ring without "
+                                   "a notify, and the other worker slept beside it");
+                        }
+                    });
+                }
+                GatePlatform::gated = waiter;
+                group.wait();
+            });
+        },
+        "stranded: a task of the region the isolated wait kept for later was not announced");
 }
 
 // The tasks of other regions claimed on the way to the region's oldest in
@@ -336,32 +331,30 @@ TEST(IsolationAnnounces, TasksOfItsRegionItKeptForLater) {
 // nothing anywhere, sleeps. The gate opens: the wait runs R, which waits
 // for A. Only O can run A, and only the wait knows where it went.
 TEST(IsolationAnnounces, TasksOfOtherRegionsItClaimedOnTheWay) {
-    for (int round = 0; round < 5; ++round) {
-        play(
-            [](Pool& pool) {
-                std::atomic<bool> w_ready{false};
-                std::atomic<bool> a_ran{false};
-                pool.isolate([&] {
-                    TaskGroup group(pool);
-                    group.run([&] {  // W, on O
-                        pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
-                        group.run([&] {  // R
-                            expect([&] { return a_ran.load(); },
-                                   "stranded: the isolated wait moved a task of another region into its queue "
-                                   "without a notify, and the other worker slept beside it");
-                        });
-                        w_ready = true;
-                        expect([] { return GatePlatform::holding.load(); },
-                               "setup: the isolated wait never claimed from the other worker's ring");
+    play(
+        [](Pool& pool) {
+            std::atomic<bool> w_ready{false};
+            std::atomic<bool> a_ran{false};
+            pool.isolate([&] {
+                TaskGroup group(pool);
+                group.run([&] {  // W, on O
+                    pool.isolate([&] { pool.spawn([&] { a_ran = true; }); });  // A
+                    group.run([&] {  // R
+                        expect([&] { return a_ran.load(); },
+                               "stranded: the isolated wait moved a task of another region into its queue "
+                               "without a notify, and the other worker slept beside it");
                     });
-                    expect([&] { return w_ready.load(); }, "setup: the other worker never took W");
-                    GatePlatform::stop_in("/queue.hpp", "push");  // claim_from's push of A
-                    GatePlatform::gated = std::this_thread::get_id();
-                    group.wait();
+                    w_ready = true;
+                    expect([] { return GatePlatform::holding.load(); },
+                           "setup: the isolated wait never claimed from the other worker's ring");
                 });
-            },
-            "stranded: a task of another region the isolated wait claimed was not announced");
-    }
+                expect([&] { return w_ready.load(); }, "setup: the other worker never took W");
+                GatePlatform::stop_in("/queue.hpp", "push");  // claim_from's push of A
+                GatePlatform::gated = std::this_thread::get_id();
+                group.wait();
+            });
+        },
+        "stranded: a task of another region the isolated wait claimed was not announced");
 }
 
 // An isolated search sorts the whole of a queue it takes (worker.hpp,
