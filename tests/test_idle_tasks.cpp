@@ -123,6 +123,8 @@ TEST(IdleTasks, EveryIdleTaskQueuedBeforeAnIdleTurnRunsInIt) {
     while (ran.load() < 3 && std::chrono::steady_clock::now() < limit)
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     EXPECT_EQ(ran.load(), 3) << "idle tasks were left queued beside their sleeping worker";
+    pool.shutdown();  // runs what is left (B2) while the tasks still exist
+    pool.join();
 }
 
 TEST(IdleTasks, ShutdownRunsIdleTasksUntilNoneIsLeft) {
