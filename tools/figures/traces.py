@@ -233,13 +233,56 @@ HISTORY_LINE = re.compile(r"^\[(\d+)\] (\d+): (.*)$")
 WHERE = re.compile(r"^(.*), in (.*), (\S+)\((\d+)\)$")
 
 
-def source_line(path, line):
-    """The statement at path:line, if the file is in this repository."""
+def source_line(path, line, seed=None):
+    """The statement at path:line, if the file is in this repository. A
+    header of a build's schemata tree (model/mutation/schemata.cmake) keeps
+    src/'s line numbers with #line directives, and wraps each statement in
+    run-time switches a reader should not see: its line is read in src/,
+    unless it lies in the patched branch of `seed`, the seed the run had on."""
     if not path.startswith(ROOT + "/"):
         return None
+    twin = re.search(r"/schemata/(src/zap/[^/]+)$", path)
+    if twin:
+        patched = seed_branch_line(path, int(line), seed)
+        if patched is not None:
+            return patched
+        path = os.path.join(ROOT, twin.group(1))
     with open(path, encoding="utf-8") as f:
         lines = f.readlines()
     return lines[int(line) - 1].strip() if int(line) <= len(lines) else None
+
+
+def seed_branch_line(path, line, seed):
+    """In a schemata header, the text at src/ line `line` of the patched
+    branch of switch `seed` (`if (ZAP_MUTANT_ON(seed)) { #line N ... } else
+    { #line N ... }`), or None when no such branch holds that line."""
+    if seed is None:
+        return None
+    logical, branch = 1, None
+    with open(path, encoding="utf-8") as f:
+        for text in f:
+            directive = re.match(r"#line (\d+)", text)
+            opened = re.match(r"if \(ZAP_MUTANT_ON\((\d+)\)\) \{$", text.strip())
+            if directive:
+                logical = int(directive.group(1))
+                continue
+            if opened:
+                branch = int(opened.group(1))
+            elif text.strip() == "} else {":
+                branch = None
+            elif branch == seed and logical == line:
+                return text.strip()
+            logical += 1
+    return None
+
+
+def seed_switch(spec, build_dir):
+    """The schemata switch of the seed a spec runs with, or None."""
+    if "seed" not in spec:
+        return None
+    with open(os.path.join(build_dir, "schemata", "mutants.json"), encoding="utf-8") as f:
+        table = json.load(f)["mutants"]
+    return next(m["index"] for m in table if m["id"] == "seed:" + spec["seed"])
 
 
 def short(desc):
@@ -356,13 +399,13 @@ def tidy(code):
     return c if len(c) <= 72 else c[:69] + "..."
 
 
-def extract_relacy(spec, out):
+def extract_relacy(spec, out, seed=None):
     keep = re.compile(spec["keep"]) if "keep" in spec else None
     values = {"sync_": sync_names, **spec.get("values", {})}
     events, last_store = [], {}
     for step, thread, desc, func, path, number in relacy_history(out):
         addr = re.match(r"<(0x[0-9a-f]+)>", desc)
-        code = source_line(path, number)
+        code = source_line(path, number, seed)
         loud = re.search(r"DEADLOCK|USER ASSERT|DATA RACE|FREED|freed|blocking|unblocking|deallocation", desc)
         if addr and re.search(r"store|CAS succ|fetch_|exchange", desc):
             last_store[addr.group(1)] = None  # set to its row below if the step is drawn
@@ -595,12 +638,12 @@ def extract_genmc(spec, out, dot):
 # ---- the driver ------------------------------------------------------------------------
 
 
-def trace_of(name, spec, out):
+def trace_of(name, spec, out, seed=None):
     if spec["kind"] == "genmc":
         out, dot = out
         events = extract_genmc(spec, out, dot)
     else:
-        events = extract_relacy(spec, out) if spec["kind"] == "relacy" else extract_tla(spec, out)
+        events = extract_relacy(spec, out, seed) if spec["kind"] == "relacy" else extract_tla(spec, out)
     verdict = re.search(r"^executions explored: (\S+); result: (.*)$", out, re.M)
     if spec["kind"] == "genmc":
         verdict = f"{verdict.group(2)} under {spec['model'].upper()} ({verdict.group(1)} executions explored)"
@@ -636,7 +679,7 @@ def run(kind, names, build_dir, traces_dir, tmp, update, after=None):
         if out is None:
             missing.append(name)
             continue
-        trace = trace_of(name, spec, out)
+        trace = trace_of(name, spec, out, seed_switch(spec, build_dir))
         path = os.path.join(traces_dir, name + ".json")
         text = json.dumps(trace, indent=1, ensure_ascii=False) + "\n"
         if update:
