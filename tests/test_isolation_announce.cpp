@@ -27,9 +27,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
-#include <string_view>
 #include <functional>
+#include <string_view>
 #include <thread>
 
 namespace {
@@ -76,11 +75,18 @@ struct GatePlatform : zap::StdPlatform {
 
     // g++ names a function in full ("bool zap::detail::Queue<P>::push(...)
     // [with ...]"), clang 14 by its bare name.
+    static bool names(std::string_view name, std::string_view wanted) noexcept {
+        if (name == wanted) return true;
+        for (auto at = name.find(wanted); at != std::string_view::npos; at = name.find(wanted, at + 1)) {
+            const bool qualified = at >= 2 && name.substr(at - 2, 2) == "::";
+            const bool called = at + wanted.size() < name.size() && name[at + wanted.size()] == '(';
+            if (qualified && called) return true;
+        }
+        return false;
+    }
+
     static bool at(Loc loc, std::string_view header, std::string_view wanted) noexcept {
-        const std::string_view where = loc.file_name();
-        const std::string_view name = loc.function_name();
-        return where.ends_with(header) &&
-               (name == wanted || name.find("::" + std::string(wanted) + "(") != std::string_view::npos);
+        return std::string_view(loc.file_name()).ends_with(header) && names(loc.function_name(), wanted);
     }
 
     static void stop_at(Loc loc) noexcept {
