@@ -282,7 +282,10 @@ def seed_switch(spec, build_dir):
         return None
     with open(os.path.join(build_dir, "schemata", "mutants.json"), encoding="utf-8") as f:
         table = json.load(f)["mutants"]
-    return next(m["index"] for m in table if m["id"] == "seed:" + spec["seed"])
+    index = next((m["index"] for m in table if m["id"] == "seed:" + spec["seed"]), None)
+    if index is None:
+        raise SystemExit(f"figures: the schemata build in {build_dir} has no seed {spec['seed']}")
+    return index
 
 
 def short(desc):
