@@ -376,6 +376,14 @@ struct RingOf4 : GatePlatform {
 
 TEST(IsolationSearch, FindsItsTaskBehindOthersInAQueueWithoutSleeping) {
     using Pool4 = zap::BasicThreadPool<RingOf4>;
+    {  // the count finds enter() by its name: a renamed enter() must fail here, not count nothing
+        GatePlatform::reset();
+        zap::detail::Helpers<RingOf4> word;
+        GatePlatform::watched = std::this_thread::get_id();
+        word.enter(zap::detail::Helpers<RingOf4>::Sleeper::isolated);
+        GatePlatform::watched = std::thread::id{};
+        ASSERT_EQ(GatePlatform::helper_sleeps.load(), 1) << "the count no longer sees helper_word.hpp's enter()";
+    }
     for (int round = 0; round < 5; ++round) {
         GatePlatform::reset();
         Pool4 pool(zap::Config{.max_threads = 2});
